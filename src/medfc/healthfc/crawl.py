@@ -224,8 +224,7 @@ class AppendPagesPipeline:
 
 
 class MirrorServer:
-    """A threaded static HTTP server over ``root`` on 127.0.0.1 (port chosen by the OS); ``requests``: every path
-    asked."""
+    """A threaded static HTTP server over ``root`` on 127.0.0.1 (any free port); ``requests``: every path asked."""
 
     def __init__(self, root: str | Path, delay: float = 0.0):
         self.root = Path(root).resolve()

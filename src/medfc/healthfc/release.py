@@ -127,18 +127,17 @@ class ReleaseRow:
 
 
 @dataclass
-class ReleaseReport:
-    """What reading the release did: counts, skipped rows, repairs and oddities."""
+class ReleaseReport(SkipReport):
+    """What reading the release did: counts and skipped rows (:class:`SkipReport`), repairs and oddities."""
 
-    source: str
+    source: str = ""
     variant: str = ""
-    skips: SkipReport = field(default_factory=lambda: SkipReport("healthfc.release"))
     mojibake: list[dict[str, object]] = field(default_factory=list)
     empty_explanations: list[dict[str, object]] = field(default_factory=list)
     verdict_issues: list[dict[str, object]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        d = self.skips.as_dict()
+        d = super().as_dict()
         d.update(source=self.source, variant=self.variant, mojibake_fixed_fields=len(self.mojibake),
                  mojibake_fixed_rows=len({m["row"] for m in self.mojibake}), mojibake=self.mojibake,
                  empty_explanations=self.empty_explanations, verdict_issues=self.verdict_issues)
@@ -157,14 +156,13 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
     variant = "18col" if old else "12col"
     # an InputFileError naming the file and every missing column
     require_columns(path, cols, REQUIRED + VARIANT_COLUMNS[variant], what="HealthFC release file")
-    report = ReleaseReport(source=str(path), variant=variant)
+    report = ReleaseReport("healthfc.release", source=str(path), variant=variant)
     rows: list[ReleaseRow] = []
-    counts = report.skips
     for i, record in enumerate(records):
-        counts.count("rows")
+        report.count("rows")
         where = f"{path}:{record.line}"
         if problem := field_count_problem(record, header):
-            counts.skip(where, "wrong_field_count", f"row {i}: {problem}")
+            report.skip(where, "wrong_field_count", f"row {i}: {problem}")
             continue
         rec: dict[str, str] = {}
         for col, value in zip(header, record.fields):
@@ -178,16 +176,16 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
         code_text = rec["label"].strip()
         if code_text not in LABEL_TEXTS:
             codes = ", ".join(repr(c) for c in LABEL_TEXTS)
-            counts.skip(where, "bad_label", f"row {i}: label {code_text!r} is not one of the release's codes {codes}")
+            report.skip(where, "bad_label", f"row {i}: label {code_text!r} is not one of the release's codes {codes}")
             continue
         label = LABEL_TEXTS[code_text]
         url = rec["url"].strip()
         if not re.match(r"^https?://", url):
-            counts.skip(where, "bad_url", f"row {i}: url {url!r}")
+            report.skip(where, "bad_url", f"row {i}: url {url!r}")
             continue
         de_claim = normalize_text(rec["de_claim"])
         if not de_claim:
-            counts.skip(where, "empty_claim", f"row {i}: {url}")
+            report.skip(where, "empty_claim", f"row {i}: {url}")
             continue
         de_verdict = normalize_text(rec.get("de_verdict", ""))
         level, small = None, False
@@ -195,11 +193,11 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             verdict = verdict_from_text(de_verdict)
             level, small = verdict.evidence_level, verdict.small_effect
             if verdict.label != label:
-                counts.count("verdict_label_mismatch")
+                report.count("verdict_label_mismatch")
                 report.verdict_issues.append({"row": i, "issue": "label_mismatch", "de_verdict": de_verdict,
                                               "label": label, "verdict_label": verdict.label})
         except UnknownVerdict as exc:
-            counts.count("verdict_unknown")
+            report.count("verdict_unknown")
             report.verdict_issues.append({"row": i, "issue": "unknown_verdict", "de_verdict": de_verdict,
                                           "detail": str(exc)})
         de_sentences = en_sentences = de_ids = en_ids = None
@@ -214,12 +212,12 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             de_evidence = _evidence_from_ids(de_sentences, de_ids)
             en_evidence = _evidence_from_ids(en_sentences, en_ids)
             if not de_sentences:
-                counts.count("no_sentence_list")
+                report.count("no_sentence_list")
         if not de_evidence:
-            counts.count("no_evidence")
+            report.count("no_evidence")
         for lang in ("de", "en"):
             if not normalize_text(rec.get(f"{lang}_explanation", "")):
-                counts.count(f"empty_explanation_{lang}")
+                report.count(f"empty_explanation_{lang}")
                 report.empty_explanations.append({"row": i, "lang": lang, "url": url})
         date_text = normalize_text(rec.get("date", ""))
         texts = {k: normalize_text(rec.get(k, "")) for k in ("en_claim", "de_explanation", "en_explanation")}
@@ -231,14 +229,14 @@ def read_release(path: str | os.PathLike) -> tuple[list[ReleaseRow], ReleaseRepo
             date_text=date_text, variant=variant,
             de_sentences=de_sentences, en_sentences=en_sentences, de_ids=de_ids, en_ids=en_ids,
         ))
-        counts.count(f"label/{label}")
-        counts.count(f"level/{level}")
-        counts.count("evidence_sentences_de", len(de_evidence))
-    counts.count("kept", len(rows))
-    counts.count("mojibake_fixed_fields", len(report.mojibake))
-    counts.count("mojibake_fixed_rows", len({m["row"] for m in report.mojibake}))
+        report.count(f"label/{label}")
+        report.count(f"level/{level}")
+        report.count("evidence_sentences_de", len(de_evidence))
+    report.count("kept", len(rows))
+    report.count("mojibake_fixed_fields", len(report.mojibake))
+    report.count("mojibake_fixed_rows", len({m["row"] for m in report.mojibake}))
     log.info("release %s (%s): %d rows kept, %d skipped, %d mojibake fields repaired",
-             path, variant, len(rows), len(counts.skipped), len(report.mojibake))
+             path, variant, len(rows), len(report.skipped), len(report.mojibake))
     return rows, report
 
 

@@ -95,9 +95,7 @@ def _rule_decision(text: str, end: int, date_spans: list[tuple[int, int]]) -> bo
     nxt_alpha = nxt_m.group(1) if nxt_m else ""  # the next word (no quote or bracket in it)
     if not punct.endswith(".") or punct.endswith(".."):
         # ! ? … or an ellipsis: a boundary unless a lower-case continuation follows
-        if nxt_alpha[:1].islower() and not _is_lowercase_starter(nxt_alpha):
-            return False
-        return None
+        return False if nxt_alpha[:1].islower() and not _is_lowercase_starter(nxt_alpha) else None
     dot = len(punct) - 1
     if text[dot - 1 : dot].isspace():
         return None  # a lone period
@@ -143,10 +141,8 @@ def _rule_decision(text: str, end: int, date_spans: list[tuple[int, int]]) -> bo
     token = token.rsplit(".", 1)[-1].strip()
     # single capital letters: initials ("J. Smith") unless a noun names them ("Vitamin D.")
     if re.fullmatch(r"[A-ZÄÖÜ]", token):
-        before = _prev_word(text, m.start()).lower()
-        if before in _LETTER_NOUNS:
-            return True
-        if first.isupper() and nxt_alpha.lower().strip(".,;:") in _SENTENCE_STARTERS:
+        if _prev_word(text, m.start()).lower() in _LETTER_NOUNS or (
+                first.isupper() and nxt_alpha.lower().strip(".,;:") in _SENTENCE_STARTERS):
             return True
         if first.isupper() or first.isdigit():
             return False

@@ -156,10 +156,6 @@ LAYOUT = 1
 """Version of the cache directory's layout (bump to reconvert everything)."""
 
 
-class ConversionError(RuntimeError):
-    """The model could not be found, loaded or converted."""
-
-
 @dataclass(frozen=True)
 class ConvertedModel:
     path: Path
@@ -182,9 +178,9 @@ def model_fingerprint(model: str, *, local_files_only: bool) -> str:
 
         config = cached_file(model, "config.json", local_files_only=local_files_only)
     except Exception as exc:  # no hub, not cached, no such repository
-        raise ConversionError(f"cannot find model {model!r}: {type(exc).__name__}: {exc}") from exc
+        raise ModelUnavailableError(f"cannot find model {model!r}: {type(exc).__name__}: {exc}") from exc
     if config is None:
-        raise ConversionError(f"cannot find model {model!r}: no config.json")
+        raise ModelUnavailableError(f"cannot find model {model!r}: no config.json")
     return f"hub:{model}@{Path(config).parent.name}"
 
 
@@ -206,11 +202,11 @@ def _read_manifest(entry: Path) -> JSONObject | None:
 def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str, *, local_files_only: bool) -> ConvertedModel:
     """The cached CTranslate2 conversion of ``model`` in ``quantization``, keyed by the model's fingerprint, the
     ctranslate2 version and the quantization; a missing one is built in a temporary directory renamed into place (no run
-    leaves a half model). ConversionError when the model or ctranslate2 is unavailable or the conversion fails."""
+    leaves a half model). ModelUnavailableError when the model or ctranslate2 is missing or the conversion fails."""
     try:
         import ctranslate2
     except ImportError as exc:
-        raise ConversionError(f"the ctranslate2 backend needs the ctranslate2 package ({exc})") from exc
+        raise ModelUnavailableError(f"the ctranslate2 backend needs the ctranslate2 package ({exc})") from exc
     spec = {"fingerprint": model_fingerprint(model, local_files_only=local_files_only), "quantization": quantization,
             "ctranslate2": ctranslate2.__version__, "layout": LAYOUT}  # what the cache key covers
     key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
@@ -250,7 +246,8 @@ def ensure_converted(model: str, cache_dir: str | os.PathLike, quantization: str
             return ConvertedModel(entry, False, _read_manifest(entry) or manifest)
     except Exception as exc:  # converter: unsupported architecture, vocabulary mismatch, missing files
         shutil.rmtree(tmp, ignore_errors=True)
-        raise ConversionError(f"cannot convert {model!r} to CTranslate2 ({quantization}): {type(exc).__name__}: {exc}") from exc
+        raise ModelUnavailableError(f"cannot convert {model!r} to CTranslate2 ({quantization}): "
+                                    f"{type(exc).__name__}: {exc}") from exc
     return ConvertedModel(entry, True, manifest)
 
 
@@ -307,7 +304,7 @@ class CTranslate2Translator(LengthSortedBatches):
             tokenizer = AutoTokenizer.from_pretrained(converted.path / "tokenizer", local_files_only=True)
             translator = ctranslate2.Translator(str(converted.path / "model"), device=device, device_index=index,
                                                 compute_type=compute_type, intra_threads=self.intra_threads)
-        except (ConversionError, OSError, ValueError, RuntimeError) as exc:
+        except (OSError, ValueError, RuntimeError) as exc:
             raise ModelUnavailableError(f"cannot load translation model {self.model_name_or_path!r} with CTranslate2: "
                                         f"{type(exc).__name__}: {exc}") from exc
         self.max_decoding_length = max(1, self.max_length - (2 if converted.manifest.get("forced_eos") else 1))
