@@ -1,9 +1,7 @@
 """Crawl the Medizin Transparent portal with Scrapy: article URLs from the sitemap index (and a URL list), robots.txt
 obeyed, throttled, retried, HTTP-cached; an interrupted crawl resumes from its job directory. Pages are kept raw.
-Each crawl runs in a child process (``python -m medfc.healthfc.crawl``): Twisted's reactor cannot be restarted.
-The demo crawl runs the same spider on a static mirror served on 127.0.0.1 (:class:`MirrorServer`); only
-:class:`MirrorDownloadHandler` sends the origin's requests there.
-"""
+Each crawl runs in a child process (``python -m medfc.healthfc.crawl``): Twisted's reactor cannot be restarted. The
+demo crawl sends the origin's requests to a static mirror on 127.0.0.1 (:class:`MirrorDownloadHandler`)."""
 
 from __future__ import annotations
 
@@ -403,7 +401,6 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
     resumed = partial.exists()
     if resumed:
         log.info("resuming the interrupted crawl in %s (%d pages kept)", jobdir, len(before))
-    Path(stats_out).parent.mkdir(parents=True, exist_ok=True)
     jobdir.mkdir(parents=True, exist_ok=True)
     child_out = jobdir / "child-stats.json"
     child_out.unlink(missing_ok=True)
@@ -467,6 +464,5 @@ def crawl_site(opts: CrawlOptions, pages_out: str | Path, stats_out: str | Path,
 
 if __name__ == "__main__":
     _args = json.loads(sys.argv[1])
-    if _args.get("parent_pid"):
-        _die_with_parent(_args["parent_pid"])
+    _die_with_parent(_args["parent_pid"])  # child_command passes its pid
     _run_spider(_args["opts"], _args["mirror_target"], _args["log_file"], _args["stats_path"])

@@ -33,23 +33,19 @@ class DatasetReport(SkipReport):
     verdict_disagreements: list[dict[str, object]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        d = super().as_dict()
-        d["verdict_disagreements"] = sorted(self.verdict_disagreements, key=lambda x: (x["release_row"], x["id"]))
-        return d
+        disagreements = sorted(self.verdict_disagreements, key=lambda x: (x["release_row"], x["id"]))
+        return dict(super().as_dict(), verdict_disagreements=disagreements)
 
 
 def sentences_by_article(articles: Iterable[ArticleRecord], sentence_records: Iterable[Mapping[str, JSONValue]] | None = None, *,
                          base: str = DEFAULT_BASE) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """article_id → German sentences (body, then studies), and article_id → their sections; a differing list in
     ``sentence_records`` (the translation step's ``sentences``) is logged."""
-    sentences: dict[str, list[str]] = {}
-    sections: dict[str, list[str]] = {}
-    for art in articles:
-        recs = article_sentence_records(art, base=base)  # type: ignore[arg-type]
-        sentences[art["article_id"]] = [str(r["text"]) for r in recs]
-        sections[art["article_id"]] = [str(r["section"]) for r in recs]
+    recs = {art["article_id"]: article_sentence_records(art, base=base) for art in articles}  # type: ignore[arg-type]
+    sentences = {aid: [str(r["text"]) for r in rs] for aid, rs in recs.items()}
+    sections = {aid: [str(r["section"]) for r in rs] for aid, rs in recs.items()}
     stale = [rec["article_id"] for rec in sentence_records or ()
-             if rec.get("article_id") in sentences and rec.get("sentences_de", rec.get("sentences")) != sentences[rec["article_id"]]]
+             if rec.get("article_id") in sentences and rec.get("sentences_de") != sentences[rec["article_id"]]]
     if stale:
         log.warning("%d translated sentence lists differ from article_sentences (stale translation outputs?): %s",
                     len(stale), ", ".join(stale[:5]))

@@ -1,6 +1,5 @@
 """The crawl of the portal against the HealthFC release, joined as the dataset joins them: what both have, and what
-changed since; one finding a row, in the categories of :data:`CATEGORIES`.
-"""
+changed since; one finding a row, in the categories of :data:`CATEGORIES`."""
 
 from __future__ import annotations
 

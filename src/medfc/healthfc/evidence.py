@@ -1,6 +1,5 @@
-"""Open-domain evidence for HealthFC (the paper's Table 5 "Google snippets", §7.3): each claim searched in a source of
-:data:`medfc.retrieval.search_sources.REGISTRY` (each answer cached with its date), or the rows of a prepared ``file``;
-one :class:`EvidenceRow` per claim × rank."""
+"""Open-domain evidence for HealthFC (the paper's Table 5 "Google snippets", §7.3): each claim searched in a registered
+source (each answer cached with its date), or a prepared ``file``'s rows; one :class:`EvidenceRow` per claim × rank."""
 
 from __future__ import annotations
 

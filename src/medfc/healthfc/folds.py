@@ -35,7 +35,6 @@ def paper_folds(labels: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
 
 def grouped_folds(labels: Sequence[str], groups: Sequence[str], n_splits: int, seed: int) -> np.ndarray:
     """Fold of each position: ``StratifiedGroupKFold`` by ``groups`` (no group straddles folds)."""
-    labels, groups = list(labels), list(groups)
     if not labels:
         return np.full(0, -1, dtype=int)
     n_groups = len(set(groups))

@@ -42,12 +42,6 @@ _LISTS = [(name, list, field(default_factory=list)) for name in ("claims", "prob
 Article = make_dataclass("Article", [*_FIELDS, ("n_claims", int, 0), *_LISTS], namespace={"record": _article_record})
 
 
-def article_id_from_url(url: str) -> str:
-    """The article slug: the last non-empty path segment of its URL."""
-    parts = [p for p in urlparse(url).path.split("/") if p]
-    return parts[-1] if parts else "index"
-
-
 _NAME_SPLIT = re.compile(r"\s*,\s*|\s+und\s+|\s*&\s*|\s*;\s*")
 _ROLE = re.compile(r"\b(AutorInnen|Autorinnen|AutorIn|Autorin|Autoren|Autor|ReviewerInnen|Reviewerinnen|ReviewerIn|Reviewerin|Reviewer|Review"
                    r"|Redaktion)\s*:", re.I)  # the colon is required: "Review" and "Redaktion" also occur inside names
@@ -170,9 +164,11 @@ def parse_page(url: str, html: str, status: int = 200) -> Article:
     people = between_comments(html, "Autoren", "SECTION END")
     authors, reviewers = parse_people(" ".join(fragment_blocks(people))) if people else ([], [])
 
-    article = Article(article_id=article_id_from_url(url), url=url, layout=layout, title=_title(doc), date=_date(doc), authors=authors,
-                      reviewers=reviewers, teaser=element_text(teaser_el[0]) if teaser_el else "", body_paragraphs=body,
-                      studies="\n\n".join(studies_blocks), references=_references(doc), topics=_topics(doc))
+    slug = [p for p in urlparse(url).path.split("/") if p]  # the article id: its URL's last path segment
+    article = Article(article_id=slug[-1] if slug else "index", url=url, layout=layout, title=_title(doc),
+                      date=_date(doc), authors=authors, reviewers=reviewers, body_paragraphs=body, topics=_topics(doc),
+                      teaser=element_text(teaser_el[0]) if teaser_el else "", references=_references(doc),
+                      studies="\n\n".join(studies_blocks))
     if not body:
         raise PageSkipped("empty_body", "the page has a verdict box but no article text")
 

@@ -137,11 +137,10 @@ class ReleaseReport(SkipReport):
     verdict_issues: list[dict[str, object]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
-        d = super().as_dict()
-        d.update(source=self.source, variant=self.variant, mojibake_fixed_fields=len(self.mojibake),
-                 mojibake_fixed_rows=len({m["row"] for m in self.mojibake}), mojibake=self.mojibake,
-                 empty_explanations=self.empty_explanations, verdict_issues=self.verdict_issues)
-        return d
+        fixed_rows = len({m["row"] for m in self.mojibake})
+        return dict(super().as_dict(), source=self.source, variant=self.variant, mojibake=self.mojibake,
+                    mojibake_fixed_fields=len(self.mojibake), mojibake_fixed_rows=fixed_rows,
+                    empty_explanations=self.empty_explanations, verdict_issues=self.verdict_issues)
 
 
 def _evidence_from_ids(sentences: list[str], ids: list[int]) -> list[str]:

@@ -76,7 +76,6 @@ def table2(records: Sequence[DatasetRecord]) -> pd.DataFrame:
 TABLE2_ASPECTS = {"evidence sentences per claim": "No. of evid. sent.", "sentences per article": "No. of all sentences",
                   "words per article": "Words: articles", "words per explanation": "Words: explanations",
                   "words of evidence per claim": "Words: evid. sent."}
-TABLE2_CITE = "Vladika et al. 2024"
 
 
 def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
@@ -95,7 +94,7 @@ def table2_latex(df: pd.DataFrame, n_claims: int) -> LatexTable:
             f"{counted.get('words per explanation', 0)} explanations. Reported: the paper's English texts of its 750 claims. "
             "Words: whitespace-separated tokens.")
     blocks = [Block(rows("en"), "Ours, English"), Block(rows("de"), "Ours, German"),
-              Block(rows("en", paper=True), reported_title(TABLE2_CITE))]
+              Block(rows("en", paper=True), reported_title("Vladika et al. 2024"))]
     return LatexTable("HealthFC Table 2: quantitative statistics of the dataset: mean (μ), standard deviation (σ), minimum "
                       "and maximum per claim or article.", "tab:healthfc-table2", columns, blocks, notes=[note])
 

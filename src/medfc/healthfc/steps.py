@@ -1,6 +1,5 @@
 """Workflow steps of the HealthFC stage (workflow/rules/healthfc.smk): crawl → parse → translate → release → align →
-dataset → folds, stats; diff compares the crawl with the release (docs/healthfc.md, docs/translation.md).
-"""
+dataset → folds, stats; diff compares the crawl with the release (docs/healthfc.md, docs/translation.md)."""
 
 from __future__ import annotations
 

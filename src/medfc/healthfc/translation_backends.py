@@ -1,6 +1,5 @@
-"""The DE→EN translation backends, one registry looked up by name: how to build each translator
-(:mod:`medfc.healthfc.translators` imported only then, so the plan loads no model library), whether it runs locally,
-and the API key a run needs."""
+"""The DE→EN translation backends by name: how each builds its translator (:mod:`medfc.healthfc.translators` imported
+only then, so the plan loads no model library), whether it runs locally, and the API key a run needs."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The DE→EN translators of the backends: the :class:`Translator` protocol, the local models' batching loop
-:class:`LengthSortedBatches`, Marian/Opus-MT run by transformers (:class:`MarianTranslator`) or by CTranslate2
-(:class:`CTranslate2Translator`, converted once into a cache by :func:`ensure_converted`) and the DeepL API
-(:class:`DeepLTranslator`). Every model library is loaded by a translator's ``load()`` or constructor."""
+"""The DE→EN translators of the backends (docs/translation.md): Marian/Opus-MT run by transformers or by CTranslate2
+(converted once into a cache), and the DeepL API; each loads its library in ``load()`` or its constructor."""
 
 from __future__ import annotations
 
@@ -33,16 +31,14 @@ class ModelUnavailableError(RuntimeError):
     """A translation model could not be loaded (hub unreachable, path missing, broken files)."""
 
 
+# on_batch(sources, targets): one finished batch of a translator, in the order it was sent
 BatchCallback = Callable[[list[str], list[str]], None]
-"""``on_batch(sources, targets)``: one finished batch of a translator, in the order it was sent."""
 
 
 @runtime_checkable
 class Translator(Protocol):
-    name: str
-    """Model name used as the memory key."""
-    origin: str
-    """Memory origin for its output: "model" or "deepl"."""
+    name: str  # the model name used as the memory key
+    origin: str  # the memory origin of its output: "model" or "deepl"
 
     def translate(self, texts: Sequence[str], on_batch: BatchCallback | None = None) -> list[str]:
         """Translate ``texts`` in order, calling ``on_batch(sources, targets)`` after each batch (optional)."""
@@ -152,16 +148,13 @@ class MarianTranslator(LengthSortedBatches):
 
 
 MANIFEST = "medfc.json"
-LAYOUT = 1
-"""Version of the cache directory's layout (bump to reconvert everything)."""
+LAYOUT = 1  # the version of the cache directory's layout (bump to reconvert everything)
 
 
 @dataclass(frozen=True)
 class ConvertedModel:
-    path: Path
-    """The cache entry: ``model/``, ``tokenizer/``, ``medfc.json``."""
-    converted: bool
-    """True when this call converted the model, False on a cache hit."""
+    path: Path  # the cache entry: model/, tokenizer/, medfc.json
+    converted: bool  # True when this call converted the model, False on a cache hit
     manifest: JSONObject  # medfc.json: what was converted, how
 
 

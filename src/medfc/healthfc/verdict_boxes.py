@@ -107,9 +107,6 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
         return rows[-1]
 
     for label, text in _labelled(segments):
-        if label == "end":
-            field_name = None
-            continue
         if label == "frage":
             row()
             field_name = "frage"
@@ -120,7 +117,7 @@ def _box_claims(segments: list[str]) -> tuple[list[dict[str, str]], str]:
             if not rows:
                 row()
             field_name = "erklärung"
-        elif label is not None:  # a label a verdict box does not use ("Beweislage"): not read, nor what follows it
+        elif label is not None:  # a field end, or a label a box does not use ("Beweislage"): not read, nor what follows
             field_name = None
             continue
         elif field_name == "frage" and rows[-1]["frage"]:
