@@ -9,7 +9,8 @@ from medfc.common.labels import LOE_LABELS
 from medfc.common.report import SkipReport
 from medfc.common.options import OptionsError
 from medfc.experiments.healthfc import runs as H
-from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, SYSTEM_OPTIONS, HealthFCFoldOptions, system_option_keys
+from medfc.experiments.healthfc.systems import SYSTEMS, HealthFCFoldOptions, evidence_source, system_option_keys
+from medfc.experiments.healthfc.systems import system as system_spec
 from tests.helpers.config import section
 from tests.helpers.experiment_data import healthfc_options
 
@@ -17,7 +18,7 @@ from tests.helpers.experiment_data import healthfc_options
 def system_options(system, **kw):
     """A system's own options as its rule passes them (the schema's experiments.healthfc defaults)."""
     hx = section("experiments.healthfc")
-    return SYSTEM_OPTIONS[system].from_mapping({**{k: hx[k] for k in system_option_keys(system)}, **kw})
+    return system_spec(system).options.from_mapping({**{k: hx[k] for k in system_option_keys(system)}, **kw})
 
 
 def test_select_evidence_threshold_top_k_document_order():
@@ -60,7 +61,8 @@ def test_stratified_holdout_keeps_labels():
     assert sorted(c.id for c in keep + held) == sorted(c.id for c in cs)
 
 
-@pytest.mark.parametrize("system", ARTICLE_SYSTEMS)  # the retrieved-evidence systems: test_exp_tfidf.py
+# the retrieved-evidence systems: test_exp_tfidf.py
+@pytest.mark.parametrize("system", [s for s in SYSTEMS if evidence_source(s) is None])
 def test_every_system_runs_a_fold_end_to_end(system, healthfc_data, healthfc_recs, train_cfg, tmp_path):
     ds, folds = healthfc_data
     # the pipeline's selector gets its whole training config (medfc.plan layers evidence_train over the run's)

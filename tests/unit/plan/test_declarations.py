@@ -13,7 +13,7 @@ import medfc.tables.steps as table_steps
 from medfc.experiments.models.aliases import BUILTIN_ALIASES
 from medfc.experiments.models.kinds import MODEL_KINDS
 from medfc.experiments.models.options import MODEL_CONFIGS, ModelConfig, TrainConfig, model_config_class
-from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS, EVIDENCE_SOURCES, REGISTRY, SYSTEM_OPTIONS, SYSTEMS, HealthFCFoldOptions, evidence_source
+from medfc.experiments.healthfc.systems import EVIDENCE_SOURCES, REGISTRY, SYSTEMS, HealthFCFoldOptions, evidence_source
 from medfc.plan.tables import TABLES
 from tests.helpers.config import SCHEMA, defaults
 from tests.helpers.workflow import REPO
@@ -63,10 +63,10 @@ def test_the_systems_are_the_registrys_in_the_schema_the_steps_type_and_the_docs
     step_type = typing.get_type_hints(HealthFCFoldOptions)["system"]
     assert typing.get_args(step_type) == SYSTEMS, "HealthFCFoldOptions.system (the step's type) vs the registry"
     # the default runs the systems that read only the dataset: none searches a source (healthfc.retrieval)
-    assert hx["systems"]["default"] == list(ARTICLE_SYSTEMS) == [s for s in SYSTEMS if evidence_source(s) is None]
-    assert set(hx["system_train"]["properties"]) == set(SYSTEMS) == set(SYSTEM_OPTIONS)
+    assert hx["systems"]["default"] == [s for s in SYSTEMS if evidence_source(s) is None]
+    assert set(hx["system_train"]["properties"]) == set(SYSTEMS) == set(REGISTRY)
     # every option a system depends on is a key of experiments.healthfc
-    assert {f.name for cls in SYSTEM_OPTIONS.values() for f in fields(cls)} <= set(hx)
+    assert {f.name for spec in REGISTRY.values() for f in fields(spec.options)} <= set(hx)
     assert {spec.source for spec in REGISTRY.values()} - {None} == set(EVIDENCE_SOURCES)
     # docs/experiments.md's table of systems: its rows name the registry's systems in its order, with their labels
     text = (REPO / "docs" / "experiments.md").read_text(encoding="utf-8")

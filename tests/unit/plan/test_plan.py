@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from medfc.experiments.healthfc.systems import ARTICLE_SYSTEMS
+from medfc.experiments.healthfc.systems import SYSTEMS, evidence_source
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.experiments.models.options import CLINIFACT_PAIRS
 from medfc.config import checks
@@ -42,7 +42,8 @@ def test_the_healthfc_run_matrix_is_lang_x_model_x_system_x_fold_without_joint_f
     runs = Plan(cfg).healthfc.healthfc_runs()
     expected = [{"lang": lang, "model": model, "system": system, "fold": fold}
                 for lang, models in (("en", ["tfidf", "minilm"]), ("de", ["minilm"])) for model in models
-                for system in ARTICLE_SYSTEMS if not (system == "joint" and model == "tfidf") for fold in (0, 3)]
+                for system in SYSTEMS if evidence_source(system) is None and not (system == "joint" and model == "tfidf")
+                for fold in (0, 3)]
     assert runs == expected  # the default systems read only the dataset
     assert Plan(cfg).healthfc.healthfc_runs(("oracle",)) == [r for r in expected if r["system"] == "oracle"]
     # folds: null = every fold of healthfc.folds.n_splits; a fold outside it stops the plan, naming the keys

@@ -1,10 +1,5 @@
-"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): LoRA adapters (``peft``) on a
-frozen causal LM (4-bit NF4 with ``load_in_4bit``: QLoRA, CUDA only), trained on each train pair's zero-shot prompt
-and its gold answer word (the answer tokens' cross-entropy); the epoch of the lowest validation cross-entropy is kept.
-Predictions are scored by the zero-shot scorer (:func:`~medfc.experiments.clinifact.prompts.score_pairs`, system
-``fine_tuned``), so fine-tuned and zero-shot rows compare like with like. ``save_adapters`` / ``save_merged`` keep
-the adapters (with their ``medfc_model.json``) / the merged model under ``save_dir``.
-"""
+"""The fine-tuned generative CliniFact baseline (Zhang et al., Sci Data 2025, Table 8): LoRA adapters on a causal LM,
+scored as the zero-shot system (its training, scoring and saves: docs/experiments.md, "Fine-tuned generative")."""
 
 from __future__ import annotations
 
@@ -25,7 +20,7 @@ from medfc.experiments.pairs import Pair, load_pairs, scores_by_split
 from medfc.experiments.clinifact.prompts import OPTION_TO_LABEL, answer_options, prompts_for, score_pairs
 from medfc.experiments.models.options import FineTuneOptions
 from medfc.experiments.records import CardFields, PairPrediction, RunInfo
-from medfc.experiments.models.training import Feature, move_to, set_seed, train
+from medfc.experiments.models.training import Feature, length_grouped_batches, move_to, set_seed, train
 from medfc.llm.local import TransformersLM, load_dtype
 
 log = logging.getLogger(__name__)
@@ -94,10 +89,9 @@ def validation_loss(model: torch.nn.Module, features: Sequence[Feature], collate
     """Mean cross-entropy per answer token over ``features`` (the model selection's number)."""
     device, amp_dtype = placement.device, placement.amp_dtype
     total = torch.zeros(2, dtype=torch.float64)
-    order = sorted(range(len(features)), key=lambda i: -len(features[i]["input_ids"]))
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            batch = move_to(collate([features[i] for i in order[start:start + batch_size]]), device)
+        for idx in length_grouped_batches([len(f["input_ids"]) for f in features], batch_size, shuffle=False):
+            batch = move_to(collate([features[i] for i in idx]), device)
             with torch.autocast(device_type=device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
                 total += answer_nll(model, batch, reduce=False).double().cpu()
     return float(total[0] / max(float(total[1]), 1.0))

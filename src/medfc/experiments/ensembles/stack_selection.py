@@ -1,9 +1,6 @@
-"""A stacked ensemble (``method: stack``): what it combines, chosen on the members' out-of-fold predictions
-(:mod:`medfc.experiments.ensembles.stacking`). Candidates: the best member (the reference), the ``average``, the
-``stack`` (class-weighted logistic regression on the members' (log-)probabilities, C by cross-validation) and
-``recalibrated`` (that meta-model on the best member alone). Each is judged by nested cross-validation; a candidate
-replaces the best member only when the lower ``alpha / k`` bootstrap quantile of its macro-F1 gain is above 0.
-Everything is seeded: a rerun writes the same bytes (docs/experiments.md).
+"""A stacked ensemble (``method: stack``): what it combines (its best member, the ``average``, the ``stack`` or the
+``recalibrated`` best member) chosen on the members' out-of-fold predictions by nested cross-validation and a
+bootstrap margin over the best member (docs/experiments.md, "Cheap baselines, gradient boosting and ensembles").
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""A kept model: what a training run leaves in its checkpoint directory for ``medfc predict`` (docs/experiments.md).
-
-Beside its weights, ``medfc_model.json`` (:data:`CARD`: dataset, system, labels in output order, the model's kind and
-config, the system's options, the input fields a new claim needs); the rest is written and loaded by the
-:class:`~medfc.experiments.models.keeper.Keeper` of the card's kind (:func:`keepers`). A pipeline keeps its two parts,
-an ensemble its members (``members/<alias>/``), each with its own card. A light module (no torch, no scikit-learn at
-import); a pickle in a kept directory is refused, never opened.
+"""A kept model: what a training run leaves beside its weights for ``medfc predict`` (``medfc_model.json`` and the
+files of its kind's :class:`~medfc.experiments.models.keeper.Keeper`; docs/experiments.md, "Final models" and
+"Predicting new claims"). A light module (no torch, no scikit-learn at import).
 """
 
 from __future__ import annotations
@@ -44,8 +40,6 @@ ENSEMBLE_MEMBERS = "members"  # the folder of an ensemble's members, each in the
 ENSEMBLE_METHODS = ("average", "stack")
 STACK_STATE = "stack.json"  # a stacked ensemble's choice (stack_selection.Fitted): its kind, members, features, meta-model
 STACK_ESTIMATORS = "stack.skops"  # the meta-model's logistic regression (skops.io)
-# the fields of an ensemble's card that say how it predicts: a card given to keep_ensemble may not change them
-ENSEMBLE_FIELDS = ("format", "kind", "dataset", "labels", "input_fields", "members", "member_dirs", "method", "weights", "stack", "lang")
 
 
 def keepers() -> dict[str, Keeper]:
@@ -115,12 +109,11 @@ def _member_dir(directory: Path, alias: str) -> Path:
         raise FileNotFoundError(f"the ensemble's member {alias} is not kept: {exc}") from exc
 
 
-def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], method: str, weights: Sequence[float] | None = None,
-                  stacked: Fitted | None = None, card: Mapping[str, object] | None = None) -> Path:
+def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], method: str, weights: Sequence[float] = (),
+                  stacked: Fitted | None = None) -> Path:
     """Keep an ensemble of members already kept in ``directory/members/<alias>/``: its card (kind ``ensemble``) and,
-    for a stack, ``stacked``; returns the card's path. ``method``: ``average`` (``weights`` in member order; None:
-    equal) or ``stack``. The members must agree on dataset, labels and language; ``card`` may add fields but not
-    change those. Each member's card gets ``member`` (its alias)."""
+    for a stack, ``stacked``; returns the card's path. ``method``: ``average`` (``weights`` in member order) or
+    ``stack``. The members must agree on dataset, labels and language. Each member's card gets ``member``."""
     directory = Path(directory)
     members = [str(m) for m in members]
     if not members or len(set(members)) != len(members):
@@ -143,7 +136,7 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     if method == "average":
         if stacked is not None:
             raise ValueError(f"{directory}: an averaged ensemble has no stack")
-        weights = [1.0] * len(members) if weights is None else [float(w) for w in weights]
+        weights = [float(w) for w in weights]
         if len(weights) != len(members) or sum(weights) <= 0:
             raise ValueError(f"{directory}: {len(weights)} weights (summing to {sum(weights)}) for {len(members)} members")
         fields["weights"] = weights
@@ -155,10 +148,7 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
             raise ValueError(f"{directory}: the stack combines {stacked.members}, not a subset of the members {members}")
         fields["weights"] = None
     systems = {str(c.get("system")) for c in cards.values()}
-    described = {"system": systems.pop() if len(systems) == 1 else ENSEMBLE_KIND, "model": "+".join(members), **(card or {})}
-    changed = [k for k in ENSEMBLE_FIELDS if k in described and described[k] != fields.get(k)]
-    if changed:
-        raise ValueError(f"{directory}: the ensemble's card may not set {', '.join(changed)} (taken from its members and method)")
+    described = {"system": systems.pop() if len(systems) == 1 else ENSEMBLE_KIND, "model": "+".join(members)}
     for alias, member_card in cards.items():
         if member_card.get("member") != alias and (found[alias] / CARD).is_file():
             write_json(found[alias] / CARD, {**member_card, "member": alias})

@@ -234,11 +234,9 @@ def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
     if stack is None and not (isinstance(weights, list) and len(weights) == len(members)):
         raise ValueError(f"{directory / CARD}: the averaged ensemble's card has no weight for each of its {len(members)} members")
     dirs = card.get("member_dirs") or {}
-    out = []
-    for alias in (stack.members if stack is not None else [str(m) for m in members]):
-        member_dir = directory / str(dirs.get(alias, f"{ENSEMBLE_MEMBERS}/{alias}"))
-        out.append(applied(alias, member_dir, read_card(member_dir)))
-    return out
+    found = {alias: directory / str(dirs.get(alias, f"{ENSEMBLE_MEMBERS}/{alias}"))
+             for alias in (stack.members if stack is not None else [str(m) for m in members])}
+    return [applied(alias, member_dir, read_card(member_dir)) for alias, member_dir in found.items()]
 
 
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],

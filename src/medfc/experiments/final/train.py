@@ -19,13 +19,12 @@ from medfc.common.options import Options
 from medfc.common.pinning import sha256_of
 from medfc.common.report import SkipReport
 from medfc.experiments.ensembles.ensemble import EnsembleOptions
-from medfc.experiments.models.keeper import CARD
+from medfc.experiments.final.kept import CARD, ENSEMBLE_MEMBERS, keep_ensemble
 from medfc.experiments.models.options import PairsTrainOptions
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 
 log = logging.getLogger(__name__)
 
-MEMBERS = "members"  # an ensemble's kept members, each in members/<alias>
 WORK = ".training"  # the runs' checkpoint folders while the job trains (removed when it is done)
 README = "README.md"
 
@@ -96,7 +95,7 @@ def train_healthfc(dataset: str | os.PathLike, options: HealthFCFinalOptions, di
         run = with_cv_epochs(run, infos[alias])
         work = directory / WORK / alias
         _, info = run_fold(dataset, None, run.replace(checkpoint_dir=str(work)), threads=threads, evidence=evidence)
-        target = directory / MEMBERS / alias if options.ensemble else directory
+        target = directory / ENSEMBLE_MEMBERS / alias if options.ensemble else directory
         target.mkdir(parents=True, exist_ok=True)
         for item in (work / run.system).iterdir():  # the run's kept model: its card and files
             shutil.move(str(item), str(target / item.name))
@@ -115,7 +114,7 @@ def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOpti
     directory = Path(directory)
     trained: dict[str, object] = {}
     for alias, run in zip(options.members, options.runs):
-        target = directory / MEMBERS / alias if options.ensemble else directory
+        target = directory / ENSEMBLE_MEMBERS / alias if options.ensemble else directory
         _, info = run_discriminative(splits, run.replace(checkpoint_dir=str(target)), threads=threads)
         trained[alias] = {"sizes": info["sizes"]}
     if options.ensemble is not None:
@@ -125,8 +124,6 @@ def train_pairs(splits: Mapping[str, str | os.PathLike], options: PairsFinalOpti
 
 def _keep_ensemble(directory: Path, members: Sequence[str], ensemble: EnsembleOptions, out_of_fold: Sequence[Sequence[str]]) -> None:
     """The ensemble's card over its kept members: an average's weights, or the stack chosen on ``out_of_fold``."""
-    from medfc.experiments.final.kept import keep_ensemble
-
     if ensemble.method != "stack":
         keep_ensemble(directory, members=members, method="average", weights=list(ensemble.weights))
         return

@@ -1,11 +1,5 @@
-"""The joint HealthFC system: one encoder for evidence selection and veracity prediction.
-
-Each window is ``[CLS] claim [SEP] s1 [SEP] … sk [SEP]``; a token attention pools each sentence's span into a vector,
-an evidence head scores it (sigmoid), and a label head reads ``[mean of the windows' CLS; pooled evidence]``, the
-evidence pooled with the gold mask in training (``pool="gold"``), else p_i · 1[p_i > threshold] (p_i when none
-passes). Loss = ``evidence_weight`` · BCE(evidence) + CE(label). A long document is packed into several windows,
-each re-prefixed with the claim; what does not fit is cut and counted (:class:`WindowStats`).
-"""
+"""The joint HealthFC system: one encoder for evidence selection and veracity prediction (its windows, span pooling
+and loss: docs/experiments.md, "Joint model")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver :func:`run_fold`: train
-on every fold but ``k`` (optionally holding out ``val_fraction`` stratified for checkpoint selection), predict fold
-``k``. Each system is a spec of :data:`medfc.experiments.healthfc.systems.REGISTRY`, trained by the trainer it names
-(:data:`TRAINERS`): one classifier, an evidence selector then a veracity classifier (``pipeline``), or the joint
-encoder (:mod:`medfc.experiments.healthfc.joint`).
+"""HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver :func:`run_fold`: each
+system of :data:`medfc.experiments.healthfc.systems.REGISTRY` trained by the trainer it names (:data:`TRAINERS`).
 """
 
 from __future__ import annotations

@@ -156,14 +156,12 @@ _OPEN_DOMAIN = tuple(System(f"open_domain_{s}", RetrievedOptions, "one_classifie
 REGISTRY: dict[str, System] = {s.name: s for s in (*_ARTICLE, *_RETRIEVED, *_OPEN_DOMAIN)}
 
 SYSTEMS = tuple(REGISTRY)
-ARTICLE_SYSTEMS = tuple(s.name for s in _ARTICLE)
 RETRIEVED_SYSTEMS = tuple(s.name for s in _RETRIEVED)
 OPEN_DOMAIN_SYSTEMS = tuple(s.name for s in _OPEN_DOMAIN)
 EVIDENCE_SYSTEMS = tuple(s.name for s in REGISTRY.values() if s.selects_evidence)  # scored on their selected sentences too
 # the rows of the HealthFC tables, in their order
 TABLE3_SYSTEMS = ("pipeline", "joint", "oracle")
 TABLE5_SYSTEMS = ("claims_only", *RETRIEVED_SYSTEMS, "gold_explanations", "level_of_evidence")
-SYSTEM_OPTIONS: dict[str, type[Options]] = {s.name: s.options for s in REGISTRY.values()}
 
 
 def system(name: str) -> System:

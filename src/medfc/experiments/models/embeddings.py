@@ -1,9 +1,6 @@
 """Frozen-encoder embeddings (mean-pooled, L2-normalised, as sentence-transformers'), kept on disk per (model,
-recipe, text) and shared by every system, fold and rerun of the ``frozen`` and ``gbm`` kinds.
-
-:class:`EmbeddingStore` writes one ``.npz`` per batch under a temporary name, renamed into place, so a kill or
-concurrent jobs never damage vectors; a file that cannot be read back whole is a miss, counted and set aside.
-:class:`FrozenEncoder` loads torch and the model only when a text is not stored.
+recipe, text) and shared by the ``frozen`` and ``gbm`` kinds: each batch one ``.npz`` renamed into place whole, a
+damaged one a counted miss (docs/experiments.md, "Frozen-encoder features"); torch loads with the first text not stored.
 """
 
 from __future__ import annotations

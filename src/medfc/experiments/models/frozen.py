@@ -1,10 +1,5 @@
-"""Model kind ``frozen`` (``frozen:<encoder>``): a frozen sentence encoder's embeddings into logistic regression.
-
-The claim's vector u and the second text's v (cut as ``truncation`` says; stored by
-:mod:`medfc.experiments.models.embeddings`) give [u, v, |u − v|, u · v] (without a second text: [u]), standardised,
-into a multinomial logistic regression whose ``C`` is chosen by stratified cross-validation over ``C_grid``, then
-refit on all the fit examples.
-"""
+"""Model kind ``frozen`` (``frozen:<encoder>``): a frozen sentence encoder's embeddings into logistic regression
+(docs/experiments.md, "Frozen-encoder features")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Model kind ``gbm`` (``sklearn:gbm``): HistGradientBoostingClassifier over hand-written claim–abstract features
-(:mod:`medfc.experiments.models.features`), probabilities averaged over ``seeds``. With ``embedding_model`` a frozen
-encoder's claim and abstract vectors add the ``embedding_features`` (sharing the ``frozen`` kind's store).
-"""
+"""Model kind ``gbm`` (``sklearn:gbm``): gradient boosting over hand-written claim–abstract features
+(:mod:`medfc.experiments.models.features`; docs/experiments.md, "Gradient boosting over features")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""One model interface for every kind the experiments train, chosen once from the config's kind::
-
-    model = build_model(config, threads)          # MODEL_KINDS[config.kind]
-    fitted = model.fit(examples, labels, validation, desc="veracity")
-    fitted.probs(examples)                         # [n, len(labels)] in the order of ``labels``
-
-A model is made once per job and carries what the job resolved (model directory, device, precision, threads). Each
-kind's module is imported when its model is made (a TF-IDF job never loads torch). A new kind is its config class in
-:data:`medfc.experiments.models.options.MODEL_CONFIGS` and an entry in :data:`MODEL_KINDS`.
-"""
+"""One model interface for every kind the experiments train: ``build_model(config, threads)`` →
+``model.fit(examples, labels, validation)`` → ``fitted.probs(examples)`` in the order of ``labels``. Each kind's module
+is imported when its model is made (a TF-IDF job never loads torch)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Model kind ``tfidf`` (``sklearn:tfidf``), the cheap baseline: sub-linear TF-IDF + class-weighted logistic
-regression over the same example pairs as the encoders. The candidates (``spaces`` × ``analyzers`` × ``C_grid``) are
-chosen by ``selection`` (cross-validation or the validation examples; ties to the earlier in config order), then
-refit on the training examples (+ validation with ``refit_with_validation``).
-"""
+"""Model kind ``tfidf`` (``sklearn:tfidf``), the cheap baseline: TF-IDF + logistic regression over the same example
+pairs as the encoders, its candidates chosen as docs/experiments.md says ("TF-IDF + logistic regression")."""
 
 from __future__ import annotations
 

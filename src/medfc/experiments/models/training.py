@@ -166,21 +166,10 @@ def subsample(n: int, max_examples: int | None, seed: int) -> list[int]:
 
 
 def model_state(model: torch.nn.Module, trainable_only: bool = False) -> dict[str, torch.Tensor]:
-    """The model's state dict, or with ``trainable_only`` just its trainable parameters."""
+    """The model's state dict, or with ``trainable_only`` just its trainable parameters (loaded back not strictly)."""
     if not trainable_only:
         return model.state_dict()
     return {name: p for name, p in model.named_parameters() if p.requires_grad}
-
-
-def restore_state(model: torch.nn.Module, state: dict[str, torch.Tensor], trainable_only: bool = False) -> None:
-    """Load a :func:`model_state` back (a partial state with ``trainable_only``: every key must exist)."""
-    if not trainable_only:
-        model.load_state_dict(state)
-        return
-    missing = set(state) - {name for name, _ in model.named_parameters()}
-    if missing:
-        raise KeyError(f"state has parameters the model lacks: {sorted(missing)[:5]}")
-    model.load_state_dict(state, strict=False)
 
 
 CHECKPOINT = "model.safetensors"  # a checkpoint's weights: tensors only, read without running code
@@ -216,7 +205,7 @@ def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, trainable_o
     if path.suffix != ".safetensors":
         raise ValueError(f"{path}: not a safetensors checkpoint; medfc reads only {CHECKPOINT} files (a pickled checkpoint "
                          "can run code when loaded): train the model again with this version of medfc")
-    restore_state(model, load_file(str(path), device="cpu"), trainable_only)
+    model.load_state_dict(load_file(str(path), device="cpu"), strict=not trainable_only)
 
 
 def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig, *, placement: Placement,
@@ -332,7 +321,7 @@ def train(model: torch.nn.Module, features: Sequence[Feature], cfg: TrainConfig,
         if ckpt_root is not None:
             load_checkpoint(model, ckpt_root / "best", trainable_only)
         elif best_state is not None:
-            restore_state(model, best_state, trainable_only)
+            model.load_state_dict(best_state, strict=not trainable_only)
     elif ckpt_root is not None:
         result.checkpoint = str(save_checkpoint(model, ckpt_root / "final", {"epoch": result.epochs_run - 1, "step": result.steps, "config": cfg.as_dict()},
                                                 trainable_only))
