@@ -1,8 +1,6 @@
-"""The loaders of MedSNIP's answer sources (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`; formats in
-docs/medsnip.md): MedSNIP-Bench (one record per snippet, grouped into one answer per entry), HealthFC (the supported
-and refuted claims, which ``rewrite_claims`` rewrites into the statements they assert) and MedHallu (two answers per
-row, ``<row>-gt`` TRUE and ``<row>-h`` FALSE, ``<row>`` its ``id`` or 0-based position).
-"""
+"""The loaders of MedSNIP's answer sources (``ANSWER_SOURCES`` of :mod:`medfc.medsnip.options`; what each source
+gives, its formats and ids in docs/medsnip.md): MedSNIP-Bench, HealthFC (and its claims rewritten into statements)
+and MedHallu."""
 
 from __future__ import annotations
 
@@ -118,14 +116,12 @@ def bench_answers(records: Iterable[Mapping[str, JSONValue]], report: SkipReport
                                            "contextual": _tf(rec["label_human_contextual"])},
                                 "is_ambiguous": str(rec.get("is_ambiguous", "no")).strip().lower() == "yes", "notes": str(rec.get("notes") or "")})
         report.count("snippets")
-    out = []
     for ans in answers.values():
         ans["atoms"].sort(key=lambda a: a["index"])
         ans["snippets"].sort(key=lambda s: s["index"])
         ans["label"] = FALSE if any(s["labels"]["atomic"] == FALSE for s in ans["snippets"]) else TRUE
-        out.append(ans)
         report.count("answers")
-    return out
+    return list(answers.values())
 
 
 def bench_source(path: str | os.PathLike, report: SkipReport, options: PrepareOptions) -> list[Answer]:

@@ -1,9 +1,5 @@
-"""Decomposition of answers into verification units (MedSNIP §4.1, docs/medsnip.md): ``atoms`` (one *extract* call;
-each atom a unit), ``group`` (the extract call, then a *cluster* call putting every atom in exactly one snippet;
-``atoms_from: given`` clusters MedSNIP-Bench's own atoms), ``direct`` (one call), and the bench's own
-``human_atoms`` / ``human_snippets`` (no call). An answer whose repaired decomposition is still malformed becomes
-one whole-text unit (``fallback: true``) when ``fallback_whole_text`` is set, else none; an answer whose call
-failed has no units.
+"""Decomposition of answers into verification units (MedSNIP §4.1; the modes, their calls and the whole-text
+fallback in docs/medsnip.md, "Decomposition"). An answer whose call failed has no units.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ class Evidence(TypedDict):
     round: int
     source: str
     query: str
-    hits: list[dict[str, str]]  # title, text, url (:func:`medfc.medsnip.verify.render_hits`)
+    hits: list[dict[str, str]]  # title, text, url (title and text cut to medsnip.retrieval's lengths)
     error: NotRequired[str]
 
 

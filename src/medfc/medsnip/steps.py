@@ -1,7 +1,5 @@
 """Workflow steps of the MedSNIP stage: fetch → prepare → decompose → verify → score → table, and MedSNIP Table 3
-(``structure``), Table 6 (``tau``) and Fig. 21 (``calls``); inputs and outputs in docs/medsnip.md. ``prepare``,
-``decompose`` and ``verify`` cache what was answered, then raise :class:`~medfc.medsnip.calls.LLMCallsFailed` unless
-the LLM's ``max_failed_share`` allows that many failed calls (then written as such and left out of scoring).
+(``structure``), Table 6 (``tau``) and Fig. 21 (``calls``); inputs, outputs and failed calls in docs/medsnip.md.
 """
 
 from __future__ import annotations
@@ -128,10 +126,9 @@ def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[
     """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`)."""
     report = SkipReport("medsnip-score")
     answers = _answers(inputs)
-    paths = inputs["verdicts"] if isinstance(inputs["verdicts"], (list, tuple)) else [inputs["verdicts"]]  # required: no verdicts, no scores
-    groups = group_verdicts(r for path in paths for r in read_jsonl(path))
-    decompositions = [read_json(path) for path in inputs.get("decompositions") or []]
-    verifications = [read_json(path) for path in inputs.get("verifications") or []]
+    groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
+    decompositions = [read_json(path) for path in input_paths(inputs, "decompositions")]
+    verifications = [read_json(path) for path in input_paths(inputs, "verifications")]
     result = evaluate(answers, groups, decompositions, verifications, options, report)
     write_json(outputs["scores"], result)
     if outputs.get("report"):

@@ -1,11 +1,6 @@
-"""Verification of units (MedSNIP §4.2–4.3; the protocols in docs/medsnip.md). ``claim_only`` / ``full_context``:
-one call per unit and a one-word answer (another answer is ``unparsed``: FALSE as in the paper, or an abstention).
-``retrieval``: up to ``max_rounds`` JSON turns that answer, abstain or search; guards re-prompt once (TRUE on the
-first turn without evidence, confidence below ``reprompt_below``); the turn cap or a malformed answer ends in one
-forced-final call; the τ gate is applied at scoring. A failed call is no verdict (``failed: true``, not cached).
-Its search backends (§4.3): the clients shared with HealthFC's open-domain evidence (:mod:`medfc.retrieval.search`)
-and :class:`BM25Search`, a local BM25 index (``bm25s``) over a JSONL of passages; :func:`make_searchers` builds the
-sources ``medsnip.retrieval.sources`` names.
+"""Verification of units (MedSNIP §4.2–4.3; the verifiers' protocols and search backends in docs/medsnip.md): the
+single-call verifiers, the retrieval loop (its τ gate applied at scoring), and its searchers (:func:`make_searchers`:
+the shared clients of :mod:`medfc.retrieval.search` and :class:`BM25Search`, a local index over a JSONL of passages).
 """
 
 from __future__ import annotations
@@ -244,7 +239,8 @@ class Verifier:
                     entry: Evidence = {"round": rnd, "source": v["source"], "query": v["search_query"], "hits": []}
                     try:
                         hits = self.searchers[v["source"]].search(v["search_query"], r.hits_per_search)
-                        entry["hits"] = render_hits(hits, r.title_chars, r.text_chars)
+                        entry["hits"] = [{"title": h.title[:r.title_chars], "text": h.text[:r.text_chars], "url": h.url}
+                                         for h in hits]  # as the verifier sees them
                         self.counts[f"searches_{v['source']}"] += 1
                     except SEARCH_ERRORS as exc:  # a failed search is evidence of nothing, not a crash
                         entry["error"] = (scrub(f"{type(exc).__name__}: {exc}", self.key_envs) or "")[:300]
@@ -335,11 +331,6 @@ class BM25Search:
             return []
         idx, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
         return [self.docs[int(i)] for i, s in zip(idx[0], scores[0]) if s > 0]
-
-
-def render_hits(hits: Sequence[Hit], title_chars: int, text_chars: int) -> list[dict[str, str]]:
-    """Hits as the verifier sees them: title and text cut to their lengths, and the URL."""
-    return [{"title": h.title[:title_chars], "text": h.text[:text_chars], "url": h.url} for h in hits]
 
 
 def _pubmed_searcher(r: RetrievalOptions) -> SearchBackend:
