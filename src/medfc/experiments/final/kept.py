@@ -37,7 +37,6 @@ PIPELINE_PARTS = ("evidence", "veracity")  # a kept pipeline's models, each in t
 JOINT_KIND = "joint"  # a kept joint encoder (both heads): the card's kind, beside the model kinds
 ENSEMBLE_KIND = "ensemble"  # a kept ensemble: its members' kept models below it
 ENSEMBLE_MEMBERS = "members"  # the folder of an ensemble's members, each in the folder of its alias
-ENSEMBLE_METHODS = ("average", "stack")
 STACK_STATE = "stack.json"  # a stacked ensemble's choice (stack_selection.Fitted): its kind, members, features, meta-model
 STACK_ESTIMATORS = "stack.skops"  # the meta-model's logistic regression (skops.io)
 
@@ -118,8 +117,6 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     members = [str(m) for m in members]
     if not members or len(set(members)) != len(members):
         raise ValueError(f"{directory}: an ensemble needs distinct members, got {members}")
-    if method not in ENSEMBLE_METHODS:
-        raise ValueError(f"{directory}: unknown ensemble method {method!r}; the methods are {', '.join(ENSEMBLE_METHODS)}")
     found = {alias: _member_dir(directory, alias) for alias in members}
     cards = {alias: read_card(path) for alias, path in found.items()}
     dataset = _agreed(cards, "dataset", directory)
@@ -134,8 +131,6 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     if any("lang" in c for c in cards.values()):
         fields["lang"] = _agreed(cards, "lang", directory)
     if method == "average":
-        if stacked is not None:
-            raise ValueError(f"{directory}: an averaged ensemble has no stack")
         weights = [float(w) for w in weights]
         if len(weights) != len(members) or sum(weights) <= 0:
             raise ValueError(f"{directory}: {len(weights)} weights (summing to {sum(weights)}) for {len(members)} members")
@@ -148,11 +143,11 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
             raise ValueError(f"{directory}: the stack combines {stacked.members}, not a subset of the members {members}")
         fields["weights"] = None
     systems = {str(c.get("system")) for c in cards.values()}
-    described = {"system": systems.pop() if len(systems) == 1 else ENSEMBLE_KIND, "model": "+".join(members)}
+    fields.update(system=systems.pop() if len(systems) == 1 else ENSEMBLE_KIND, model="+".join(members))
     for alias, member_card in cards.items():
         if member_card.get("member") != alias and (found[alias] / CARD).is_file():
             write_json(found[alias] / CARD, {**member_card, "member": alias})
-    return keep_fitted(stacked, directory, {**described, **fields})
+    return keep_fitted(stacked, directory, fields)
 
 
 def read_card(directory: str | os.PathLike) -> ModelCard:

@@ -99,8 +99,7 @@ def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
                      settings: Settings) -> list[PredictedRow]:
     """The pipeline as its run predicts (:func:`medfc.experiments.healthfc.runs.run_pipeline`)."""
     from medfc.common.labels import EVIDENCE_LABELS
-    from medfc.experiments.examples import Example
-    from medfc.experiments.healthfc.runs import predict_evidence_probs, select_evidence
+    from medfc.experiments.healthfc.runs import pipeline_predict
     from medfc.experiments.healthfc.systems import system
 
     parts = load_fitted(directory, card, settings.device, settings.batch_size)
@@ -109,9 +108,7 @@ def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     labels = _check_labels(veracity, card["labels"], "veracity model")
     spec = system(card["system"])
     opts = spec.options.from_mapping(card["system_options"], where="system_options")
-    claims = article_claims(rows)
-    selected = [select_evidence(p.tolist(), float(card["threshold"]), int(card["max_evidence"])) for p in predict_evidence_probs(selector, claims)]
-    probs = veracity.probs([Example(*spec.reads(c, opts, [c.sentences[i] for i in sel])) for c, sel in zip(claims, selected)], desc="veracity/predict")
+    selected, probs = pipeline_predict(selector, veracity, spec, opts, article_claims(rows))
     return [_record(rid, labels, p, sel) for (rid, _), p, sel in zip(rows, probs, selected)]
 
 

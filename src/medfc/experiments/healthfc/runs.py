@@ -21,7 +21,7 @@ from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.pairs import fit_predict, record_scores, write_predictions
 from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
-from medfc.experiments.healthfc.systems import HealthFCFoldOptions, System, input_fields, system
+from medfc.experiments.healthfc.systems import HealthFCFoldOptions, PipelineOptions, System, input_fields, system
 
 log = logging.getLogger(__name__)
 
@@ -126,16 +126,19 @@ def evidence_examples(claims: Sequence[Claim], neg_ratio: float | None, seed: in
     return out
 
 
-def predict_evidence_probs(selector: FittedModel, claims: Sequence[Claim]) -> list[np.ndarray]:
-    """The selector's evidence probability of each sentence of each claim."""
+def pipeline_predict(selector: FittedModel, veracity: FittedModel, spec: System, opts: PipelineOptions,
+                     claims: Sequence[Claim]) -> tuple[list[list[int]], np.ndarray]:
+    """Each claim's sentences the selector picks and the veracity model's probabilities on them (the pipeline's run
+    and ``medfc predict`` alike)."""
     where = [(ci, si) for ci, c in enumerate(claims) for si in range(len(c.sentences))]
-    out = [np.zeros(len(c.sentences), dtype=np.float32) for c in claims]
+    evidence = [np.zeros(len(c.sentences), dtype=np.float32) for c in claims]
     if where:
         examples = [Example(claims[ci].sentences[si], claims[ci].claim) for ci, si in where]
-        probs = selector.probs(examples, desc="evidence/predict")[:, 1]
-        for (ci, si), p in zip(where, probs):
-            out[ci][si] = p
-    return out
+        for (ci, si), p in zip(where, selector.probs(examples, desc="evidence/predict")[:, 1]):
+            evidence[ci][si] = p
+    selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in evidence]
+    examples = [Example(*spec.reads(c, opts, [c.sentences[i] for i in sel])) for c, sel in zip(claims, selected)]
+    return selected, veracity.probs(examples, desc="veracity/predict")
 
 
 def _record(c: Claim, fold: Fold, spec: System, probs: np.ndarray, pred_ids: list[int] | None, evidence: list[str]) -> HealthFCPrediction:
@@ -220,9 +223,7 @@ def run_pipeline(spec: System, fold: Fold, options: HealthFCFoldOptions, model: 
                       {"evidence": selector_card, "veracity": veracity_card})
     if not fold.test:  # a final model: nothing to predict
         return [], _pipeline_info(selector, ver, len(ev_train))
-    ev_probs = predict_evidence_probs(selector, fold.test)
-    selected = [select_evidence(p.tolist(), opts.threshold, opts.max_evidence) for p in ev_probs]
-    probs = ver.probs([example(c, [c.sentences[i] for i in sel]) for c, sel in zip(fold.test, selected)], desc="veracity/predict")
+    selected, probs = pipeline_predict(selector, ver, spec, opts, fold.test)
     records = [_record(c, fold, spec, p, sel, [c.sentences[i] for i in sel]) for c, p, sel in zip(fold.test, probs, selected)]
     return records, _pipeline_info(selector, ver, len(ev_train))  # after predicting: the models' counts include the test fold
 
