@@ -12,6 +12,7 @@ from typing import TypedDict
 
 from medfc.common.nltk_import import import_nltk
 from medfc.llm.base import Prices
+from medfc.medsnip.decompose import answer_sentences, human_units
 from medfc.medsnip.options import MODES
 from medfc.medsnip.records import USAGE_KEYS, Answer, Unit, UnitFields
 from medfc.scoring.medsnip import FALSE, TRUE, binary_scores, clustered_paired_bootstrap, or_false, paired_bootstrap
@@ -29,8 +30,6 @@ class PatternRow(TypedDict):
 
 def sentence_votes(answer: Answer, gold: str = "atomic") -> dict[int, Counter[str]]:
     """{sentence index: Counter of the labels of the human snippets that contain it} of a bench answer."""
-    from medfc.medsnip.decompose import human_units
-
     votes: dict[int, Counter] = defaultdict(Counter)
     for unit in human_units(dict(answer), "human_snippets"):
         for s in unit["source_sentences"]:
@@ -222,8 +221,6 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def structure_stats(answers: Sequence[Answer], units_by_mode: Mapping[str, Sequence[UnitFields]]) -> dict[str, float | int | None]:
     """The structure of one dataset (MedSNIP Table 3; None: a mode not run)."""
-    from medfc.medsnip.decompose import answer_sentences
-
     sentences = [len(answer_sentences(dict(a))) for a in answers]
     n = len(answers)
     out: dict[str, float | int | None] = {

@@ -18,6 +18,7 @@ from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
 from medfc.common.llm_backends import runs_locally
 from medfc.common.report import SkipReport
+from medfc.llm import make_client
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient, Prices
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
@@ -40,8 +41,6 @@ class LLMCallsFailed(RuntimeError):
 
 def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -> LLMClient:
     """The client; a local model computes on ``threads`` CPU threads (a server needs none)."""
-    from medfc.llm import make_client
-
     if runs_locally(opts.backend):
         set_torch_threads(threads)
         return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)

@@ -12,6 +12,7 @@ from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.llm.base import Prices
 from medfc.medsnip import analysis
+from medfc.medsnip.decompose import answer_sentences, human_units
 from medfc.medsnip.options import ANSWER_SOURCES, MODES, ScoreOptions
 from medfc.medsnip.records import Answer, UnitFields, Verdict, usage_total
 from medfc.scoring.medsnip import FALSE, Bootstrap, aggregate, binary_scores, clustered_paired_bootstrap, nei_counts, paired_bootstrap
@@ -100,8 +101,6 @@ def _fidelity(answers: Mapping[str, Answer], units_by_mode: Mapping[str, Sequenc
               options: ScoreOptions) -> dict[str, dict[str, float | int | None]]:
     """Boundary fidelity of every automatic snippet mode against the bench's human snippets: sentence-set F1, ARI,
     and the best pairs' texts compared by embedding cosine and ROUGE-L."""
-    from medfc.medsnip.decompose import answer_sentences, human_units
-
     out: dict[str, dict[str, float | int | None]] = {}
     embedder = None
     for mode, units in sorted(units_by_mode.items()):

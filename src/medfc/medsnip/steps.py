@@ -19,7 +19,7 @@ from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
 from medfc.llm.base import Ledger
 from medfc.medsnip.analysis import structure_stats
-from medfc.medsnip.answers import rewrite_statements
+from medfc.medsnip.answers import read_records, rewrite_statements
 from medfc.medsnip.calls import make_llm, settle_failures
 from medfc.medsnip.decompose import Decomposer
 from medfc.medsnip.evaluate import evaluate, group_verdicts, tau_sweep
@@ -52,7 +52,6 @@ def fetch(inputs: StepFiles, outputs: StepFiles, options: FetchOptions) -> dict[
     read, its rows as JSONL."""
     from medfc.common.pinning import record_release, release_record, verify
     from medfc.common.sources import local_or_cached
-    from medfc.medsnip.answers import read_records
 
     url = options.url
     path, cached = local_or_cached(url, options.cache_path)  # (path, from the cache)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from medfc.common.jsontypes import JSONValue
 from medfc.common.latex import Block, Column, LatexTable, Tex
+from medfc.medsnip.analysis import SNIPPET_MODES
 from medfc.medsnip.options import MODES
 
 
@@ -160,8 +161,6 @@ MODE_NAMES = {m: m.replace("_", " ") for m in MODES}
 
 def structure_table(stats: Sequence[tuple[str, Mapping[str, float | int | None]]]) -> tuple[list[dict[str, object]], str, LatexTable]:
     """MedSNIP Table 3 from each dataset's (title, structure stats): rows, caption and LaTeX."""
-    from medfc.medsnip.analysis import SNIPPET_MODES
-
     rows = [{"dataset": title, **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in st.items()}} for title, st in stats]
     modes = [m for m in MODES if any(st.get(f"units_{m}") is not None for _, st in stats)]
     snippet_modes = [m for m in SNIPPET_MODES if any(st.get(f"atoms_per_snippet_{m}") is not None for _, st in stats)]

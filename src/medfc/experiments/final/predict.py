@@ -18,6 +18,8 @@ from medfc.common.io import read_json, write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
+from medfc.experiments.examples import Claim, Example
+from medfc.experiments.healthfc.systems import evidence_source, input_fields, system
 from medfc.experiments.models.keeper import load_estimators
 from medfc.experiments.final.kept import (CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir,
                                           load_fitted, read_card)
@@ -25,11 +27,10 @@ from medfc.experiments.final.predict_inputs import (PAIRS, InputSpec, Row, accep
                                                     id_names, input_spec, read_rows, sentence_list, text, texts)
 from medfc.experiments.records import ModelCard, PredictedRow
 
-if TYPE_CHECKING:  # the systems and models load with the kept model's kind
+if TYPE_CHECKING:  # the models load with the kept model's kind
     import argparse
 
     from medfc.experiments.pairs import Pair
-    from medfc.experiments.examples import Claim, Example
     from medfc.experiments.healthfc.joint import FittedJoint
     from medfc.experiments.models.kinds import FittedModel
     from medfc.experiments.ensembles.stack_selection import Fitted
@@ -44,8 +45,6 @@ def required_fields(card: ModelCard) -> tuple[str, ...]:
     """The fields every input row needs for the kept model of ``card``."""
     if fields_of(str(card["dataset"])) == PAIRS:
         return PAIR_FIELDS
-    from medfc.experiments.healthfc.systems import input_fields, system
-
     if card.get("part"):
         raise ValueError(f"this is the {card['part']} model of a kept {card['system']}; point --model-dir at the folder "
                          "above it, which holds the whole system")
@@ -55,9 +54,6 @@ def required_fields(card: ModelCard) -> tuple[str, ...]:
 
 def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) -> Example:
     """The example the system's ``reads`` makes of a new claim (as of a test claim in training)."""
-    from medfc.experiments.examples import Claim, Example
-    from medfc.experiments.healthfc.systems import system
-
     spec = system(card["system"])
     opts = spec.options.from_mapping(card["system_options"], where="system_options")
     evidence, document = texts(row.get("evidence")), texts(row.get("document"))
@@ -83,8 +79,6 @@ def _record(rid: str, labels: Sequence[str], probs: Sequence[float], evidence_id
 
 def article_claims(rows: Sequence[tuple[str, Mapping[str, JSONValue]]]) -> list[Claim]:
     """A new claim with its article's sentences, for a system that selects evidence (no label, no gold evidence)."""
-    from medfc.experiments.examples import Claim
-
     return [Claim(rid, text(row.get("claim")), "", "", "", sentence_list(row.get("sentences")), []) for rid, row in rows]
 
 
@@ -100,7 +94,6 @@ def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
     """The pipeline as its run predicts (:func:`medfc.experiments.healthfc.runs.run_pipeline`)."""
     from medfc.common.labels import EVIDENCE_LABELS
     from medfc.experiments.healthfc.runs import pipeline_predict
-    from medfc.experiments.healthfc.systems import system
 
     parts = load_fitted(directory, card, settings.device, settings.batch_size)
     selector, veracity = parts["evidence"], parts["veracity"]
@@ -198,11 +191,7 @@ class Applied:
 
 def applied(name: str, directory: Path, card: ModelCard) -> Applied:
     """The kept model of ``card`` with the fields it reads under its dataset's names (:func:`input_spec`)."""
-    gold_evidence = True
-    if fields_of(str(card["dataset"])) != PAIRS:
-        from medfc.experiments.healthfc.systems import evidence_source
-
-        gold_evidence = evidence_source(str(card["system"])) is None
+    gold_evidence = fields_of(str(card["dataset"])) == PAIRS or evidence_source(str(card["system"])) is None
     spec = input_spec(str(card["dataset"]), required_fields(card), str(card.get("lang") or "en"), gold_evidence)
     return Applied(name, directory, card, spec)
 
