@@ -6,7 +6,6 @@ reads ``[CLS] claim [SEP] title abstract [SEP]``, a long abstract trimmed from i
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,12 +17,11 @@ from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
 from medfc.experiments.examples import Example
+from medfc.experiments.final.kept import keep_fitted
 from medfc.experiments.models.sklearn_common import validation_scores
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.models.options import CLINIFACT_PAIRS, SPLITS, PairData, PairsTrainOptions
 from medfc.experiments.records import PairPrediction, RunInfo
-
-log = logging.getLogger(__name__)
 
 SYSTEM = "discriminative"  # the system of every run of this path (a dataset's rows, CliniFact's discriminative system)
 
@@ -120,8 +118,6 @@ def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], v
 def run_discriminative(files: Mapping[str, str | os.PathLike], options: PairsTrainOptions, *, threads: int | None = None,
                        report: SkipReport | None = None) -> tuple[list[PairPrediction], RunInfo]:
     """Fit ``options.train`` on train and predict ``predict_splits``; kept with a ``checkpoint_dir``."""
-    from medfc.experiments.final.kept import keep_fitted
-
     data = options.data
     report = report or SkipReport(f"{data.dataset}-discriminative")
     splits = {s: load_pairs(files[s], report, data) for s in SPLITS}

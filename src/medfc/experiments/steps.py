@@ -5,7 +5,6 @@ only options: each step imports the library it runs (a TF-IDF job never loads to
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Sequence
 
@@ -19,8 +18,6 @@ from medfc.experiments.models.options import SPLITS, FineTuneOptions, PairsTrain
 from medfc.experiments.records import RunInfo
 from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions
-
-log = logging.getLogger(__name__)
 
 
 def _written(write, outputs: StepFiles, records: list, info: RunInfo, model_name: str) -> RunInfo:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 
 from medfc.common.report import SkipReport
@@ -15,8 +14,6 @@ from medfc.experiments.models.options import ZeroShotOptions
 from medfc.experiments.records import PairPrediction, RunInfo
 from medfc.common.llm_backends import runs_locally
 from medfc.llm import LLMClient, make_client
-
-log = logging.getLogger(__name__)
 
 
 def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOptions, *, threads: int | None = None,

@@ -16,10 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from medfc.common.io import read_json, write_json, write_jsonl
 from medfc.common.jsontypes import JSONValue
+from medfc.common.labels import EVIDENCE_LABELS
 from medfc.common.redact import redact
 from medfc.common.report import SkipReport
+from medfc.experiments.ensembles.ensemble import weighted_mean
+from medfc.experiments.ensembles.stack_selection import Fitted
 from medfc.experiments.examples import Claim, Example
+from medfc.experiments.healthfc.runs import pipeline_predict, select_evidence
 from medfc.experiments.healthfc.systems import evidence_source, input_fields, system
+from medfc.experiments.pairs import Pair, pair_example
 from medfc.experiments.models.keeper import load_estimators
 from medfc.experiments.final.kept import (CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS, STACK_ESTIMATORS, find_model_dir,
                                           load_fitted, read_card)
@@ -30,10 +35,8 @@ from medfc.experiments.records import ModelCard, PredictedRow
 if TYPE_CHECKING:  # the models load with the kept model's kind
     import argparse
 
-    from medfc.experiments.pairs import Pair
     from medfc.experiments.healthfc.joint import FittedJoint
     from medfc.experiments.models.kinds import FittedModel
-    from medfc.experiments.ensembles.stack_selection import Fitted
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +67,6 @@ def healthfc_example(card: ModelCard, rid: str, row: Mapping[str, JSONValue]) ->
 
 def row_pair(rid: str, row: Mapping[str, JSONValue]) -> Pair:
     """A row of a pairs dataset as the pair it is (no gold label)."""
-    from medfc.experiments.pairs import Pair
-
     return Pair(rid, text(row.get("claim")), text(row.get("title")), text(row.get("evidence")), None)
 
 
@@ -92,9 +93,6 @@ def _check_labels(fitted: FittedModel | FittedJoint, labels: Sequence[str], what
 def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
                      settings: Settings) -> list[PredictedRow]:
     """The pipeline as its run predicts (:func:`medfc.experiments.healthfc.runs.run_pipeline`)."""
-    from medfc.common.labels import EVIDENCE_LABELS
-    from medfc.experiments.healthfc.runs import pipeline_predict
-
     parts = load_fitted(directory, card, settings.device, settings.batch_size)
     selector, veracity = parts["evidence"], parts["veracity"]
     _check_labels(selector, EVIDENCE_LABELS, "evidence selector")
@@ -108,8 +106,6 @@ def predict_pipeline(directory: Path, card: ModelCard, rows: Sequence[tuple[str,
 def predict_joint(directory: Path, card: ModelCard, rows: Sequence[tuple[str, Row]], report: SkipReport,
                   settings: Settings) -> list[PredictedRow]:
     """The joint encoder as its run predicts (:func:`medfc.experiments.healthfc.runs.run_joint`)."""
-    from medfc.experiments.healthfc.runs import select_evidence
-
     fitted = load_fitted(directory, card, settings.device, settings.batch_size)
     labels = _check_labels(fitted, card["labels"], "joint model")
     return [_record(rid, labels, lp, select_evidence(ep.tolist(), float(card["threshold"]), int(card["max_evidence"])))
@@ -122,8 +118,6 @@ def predict_fitted(directory: Path, card: ModelCard, rows: Sequence[tuple[str, R
     fitted = load_fitted(directory, card, settings.device, settings.batch_size)
     labels = _check_labels(fitted, card["labels"], "model")  # before predicting every row
     if fields_of(str(card["dataset"])) == PAIRS:
-        from medfc.experiments.pairs import pair_example
-
         examples = [pair_example(row_pair(rid, row), bool(card.get("include_title", True))) for rid, row in rows]
     else:
         examples = [healthfc_example(card, rid, row) for rid, row in rows]
@@ -201,8 +195,6 @@ def read_stack(directory: Path, card: ModelCard) -> Fitted | None:
     name = card.get("stack")
     if not name:
         return None
-    from medfc.experiments.ensembles.stack_selection import Fitted
-
     plain = read_json(directory / str(name))
     if not isinstance(plain, dict):
         raise ValueError(f"{directory / str(name)}: not a kept stack (a JSON object)")
@@ -228,8 +220,6 @@ def ensemble_members(directory: Path, card: ModelCard) -> list[Applied]:
 def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Sequence[PredictedRow]], ids: Sequence[str],
                      report: SkipReport) -> list[PredictedRow]:
     """The ensemble's record of each row from its members' ``outputs``, as the ensemble step combines them."""
-    from medfc.experiments.ensembles.ensemble import weighted_mean
-
     # the labels in the order a written prediction record gives them (sorted keys): the ensemble step's order
     labels = sorted(str(lab) for lab in card["labels"]) if isinstance(card["labels"], list) else []
     stack = read_stack(directory, card)

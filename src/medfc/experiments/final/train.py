@@ -6,7 +6,6 @@ cross-validation kept; a pairs dataset's row trains as it does now (docs/experim
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import statistics
@@ -22,8 +21,6 @@ from medfc.experiments.ensembles.ensemble import EnsembleOptions
 from medfc.experiments.final.kept import CARD, ENSEMBLE_MEMBERS, keep_ensemble
 from medfc.experiments.models.options import PairsTrainOptions
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions
-
-log = logging.getLogger(__name__)
 
 WORK = ".training"  # the runs' checkpoint folders while the job trains (removed when it is done)
 README = "README.md"
