@@ -5,17 +5,16 @@ only options: each step imports the library it runs (a TF-IDF job never loads to
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-
+from medfc.common.io import input_paths, read_json, write_json, write_jsonl
 from medfc.common.options import Runtime
 from medfc.common.provenance import job_record
 from medfc.common.report import SkipReport
 from medfc.common.stepfiles import StepFiles
-from medfc.experiments.ensembles.ensemble import EnsembleOptions
-from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions
+from medfc.experiments.ensembles.ensemble import EnsembleOptions, average_predictions
+from medfc.experiments.final.train import HealthFCFinalOptions, PairsFinalOptions, finish, train_healthfc, train_pairs
 from medfc.experiments.models.options import SPLITS, FineTuneOptions, PairsTrainOptions, ZeroShotOptions
 from medfc.experiments.records import RunInfo
+from medfc.experiments.ensembles import stacking
 from medfc.experiments.ensembles.stacking import HealthFCInnerOptions, PairsInnerOptions
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions
 
@@ -67,7 +66,6 @@ def clinifact_fine_tune(inputs: StepFiles, outputs: StepFiles, options: FineTune
 def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCInnerOptions, runtime: Runtime) -> RunInfo:
     """A HealthFC member's out-of-fold predictions over the training claims of one run (a stacked ensemble's input)."""
     from medfc.experiments.healthfc import runs as healthfc
-    from medfc.experiments.ensembles import stacking
 
     records, info = stacking.healthfc_inner_cv(inputs["dataset"], inputs["folds"], options, threads=runtime.threads,
                                                evidence=inputs.get("evidence"))
@@ -76,7 +74,6 @@ def healthfc_inner_cv(inputs: StepFiles, outputs: StepFiles, options: HealthFCIn
 
 def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOptions, runtime: Runtime) -> RunInfo:
     """A pairs dataset's member's out-of-fold predictions over train + validation (a stacked ensemble's input)."""
-    from medfc.experiments.ensembles import stacking
     from medfc.experiments.pairs import write_predictions
 
     records, info = stacking.pairs_inner_cv(inputs["train"], inputs["validation"], options, threads=runtime.threads)
@@ -85,9 +82,6 @@ def pairs_inner_cv(inputs: StepFiles, outputs: StepFiles, options: PairsInnerOpt
 
 def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) -> RunInfo:
     """The members' ``predictions`` (a stack also their ``inner``) → the ensemble's ``predictions`` and ``info``."""
-    from medfc.common.io import write_json, write_jsonl
-    from medfc.experiments.ensembles.ensemble import average_predictions
-
     report = SkipReport("ensemble")
     if options.method == "stack":
         from medfc.experiments.ensembles.stack_selection import stack_predictions
@@ -103,35 +97,21 @@ def ensemble(inputs: StepFiles, outputs: StepFiles, options: EnsembleOptions) ->
     return info
 
 
-def _member_files(inputs: StepFiles, prefix: str, members: Sequence[str]) -> dict[str, list[str]]:
-    """``<prefix><member>`` inputs (a named input is a path or a list of them) by member."""
-    out = {}
-    for m in members:
-        value = inputs.get(f"{prefix}{m}")
-        out[m] = [] if value is None else [str(value)] if isinstance(value, str | os.PathLike) else [str(v) for v in value]
-    return out
-
-
 def healthfc_final(inputs: StepFiles, outputs: StepFiles, options: HealthFCFinalOptions, runtime: Runtime) -> RunInfo:
     """A HealthFC row trained on every claim and kept, with its model card."""
-    from medfc.common.io import read_json
-    from medfc.experiments.final import train as final
-
-    infos = {m: [read_json(f) for f in files] for m, files in _member_files(inputs, "info_", options.members).items()}
-    trained = final.train_healthfc(inputs["dataset"], options, outputs["model"], infos=infos,
-                                   predictions=_member_files(inputs, "oof_", options.members), evidence=inputs.get("evidence"),
-                                   threads=runtime.threads)
+    infos = {m: [read_json(f) for f in input_paths(inputs, f"info_{m}")] for m in options.members}
+    trained = train_healthfc(inputs["dataset"], options, outputs["model"], infos=infos,
+                             predictions={m: input_paths(inputs, f"oof_{m}") for m in options.members},
+                             evidence=inputs.get("evidence"), threads=runtime.threads)
     data = {"dataset": inputs["dataset"], **({"evidence": inputs["evidence"]} if inputs.get("evidence") else {})}
-    return final.finish(outputs["model"], dataset="healthfc", row=options.row, data=data, scores=list(inputs["scores"]), options=options,
-                        trained=trained, provenance=job_record())
+    return finish(outputs["model"], dataset="healthfc", row=options.row, data=data, scores=list(inputs["scores"]),
+                  options=options, trained=trained, provenance=job_record())
 
 
 def pairs_final(inputs: StepFiles, outputs: StepFiles, options: PairsFinalOptions, runtime: Runtime) -> RunInfo:
     """A pairs dataset's row trained as the row trains and kept, with its model card."""
-    from medfc.experiments.final import train as final
-
     splits = {s: inputs[s] for s in SPLITS}
-    inner = {m: files[0] for m, files in _member_files(inputs, "oof_", options.members).items() if files}
-    trained = final.train_pairs(splits, options, outputs["model"], inner=inner, threads=runtime.threads)
-    return final.finish(outputs["model"], dataset=options.runs[0].data.dataset, row=options.row, data=splits, scores=[inputs["scores"]],
-                        options=options, trained=trained, provenance=job_record())
+    inner = {m: input_paths(inputs, f"oof_{m}")[0] for m in options.members if inputs.get(f"oof_{m}")}
+    trained = train_pairs(splits, options, outputs["model"], inner=inner, threads=runtime.threads)
+    return finish(outputs["model"], dataset=options.runs[0].data.dataset, row=options.row, data=splits,
+                  scores=[inputs["scores"]], options=options, trained=trained, provenance=job_record())

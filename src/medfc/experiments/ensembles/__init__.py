@@ -1,3 +1,1 @@
-"""Ensembles of runs: weighted average (:mod:`~medfc.experiments.ensembles.ensemble`) or learned stacking (the members'
-inner-CV predictions, :mod:`~medfc.experiments.ensembles.stacking`, and the choice of what the stack combines,
-:mod:`~medfc.experiments.ensembles.stack_selection`)."""
+"""Ensembles of runs: the weighted average, and learned stacking (inner-CV predictions, then the stack chosen)."""
