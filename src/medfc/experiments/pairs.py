@@ -16,12 +16,11 @@ import numpy as np
 from medfc.common.io import read_jsonl, write_json, write_jsonl
 from medfc.common.labels import CLINIFACT_LABELS
 from medfc.common.report import SkipReport
-from medfc.experiments.examples import Example
 from medfc.experiments.final.kept import keep_fitted
 from medfc.experiments.models.sklearn_common import validation_scores
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.models.options import CLINIFACT_PAIRS, SPLITS, PairData, PairsTrainOptions
-from medfc.experiments.records import PairPrediction, RunInfo
+from medfc.experiments.records import Example, PairPrediction, RunInfo
 
 SYSTEM = "discriminative"  # the system of every run of this path (a dataset's rows, CliniFact's discriminative system)
 

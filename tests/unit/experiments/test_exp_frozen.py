@@ -19,7 +19,7 @@ from medfc.experiments import pairs as CF
 from medfc.experiments import pairs as CD
 from medfc.experiments.healthfc import runs as H
 from medfc.experiments.models.embeddings import EmbeddingStore, EmbedStats, Recipe, text_digest
-from medfc.experiments.examples import Example
+from medfc.experiments.records import Example
 from medfc.experiments.models.frozen import FrozenModel, evidence_text
 from medfc.experiments.models.kinds import build_model
 from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions, FrozenOptions
@@ -214,7 +214,7 @@ def test_a_job_whose_texts_are_all_stored_loads_no_torch(tiny_bert, tmp_path):
     build_model(options, 1).fit(examples, LABELS)
     code = textwrap.dedent("""
         import json, sys
-        from medfc.experiments.examples import Example
+        from medfc.experiments.records import Example
         from medfc.experiments.models.kinds import build_model
         from medfc.experiments.models.options import FrozenOptions
         options, examples, labels = json.loads(sys.argv[1])

@@ -8,7 +8,7 @@ import pytest
 from medfc.common.io import write_jsonl
 from medfc.common.report import SkipReport
 from medfc.experiments.models import features as F
-from medfc.experiments.examples import Example
+from medfc.experiments.records import Example
 from medfc.experiments.ensembles.ensemble import average_predictions
 from medfc.experiments.models.gbm import fit_gbm
 from medfc.experiments.models.options import GbmOptions

@@ -9,7 +9,7 @@ import pytest
 from medfc.common.options import OptionsError
 from medfc.experiments import pairs as CF
 from medfc.experiments.healthfc import runs as H
-from medfc.experiments.examples import Example
+from medfc.experiments.records import Example
 from medfc.experiments.models.options import CLINIFACT_PAIRS, PairsTrainOptions, TfidfOptions
 from medfc.experiments.healthfc.systems import system as system_spec
 from medfc.experiments.models.tfidf import fit_tfidf

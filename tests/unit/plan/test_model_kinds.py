@@ -24,7 +24,7 @@ from medfc.experiments.models import kinds as models_module
 from medfc.experiments.models import options as options_module
 from medfc.experiments.final import predict as predict_module
 from medfc.experiments.pairs import load_pairs
-from medfc.experiments.examples import Example
+from medfc.experiments.records import Example
 from medfc.experiments.models.keeper import Keeper
 from medfc.experiments.final.kept import CARD, keep_fitted, keepers, load_fitted, read_card
 from medfc.experiments.models.kinds import ModelKind

@@ -21,7 +21,6 @@ from medfc.common.redact import redact
 from medfc.common.report import SkipReport
 from medfc.experiments.ensembles.ensemble import weighted_mean
 from medfc.experiments.ensembles.stack_selection import Fitted
-from medfc.experiments.examples import Claim, Example
 from medfc.experiments.healthfc.runs import pipeline_predict, select_evidence
 from medfc.experiments.healthfc.systems import evidence_source, input_fields, system
 from medfc.experiments.pairs import Pair, pair_example
@@ -30,7 +29,7 @@ from medfc.experiments.final.kept import (CARD, ENSEMBLE_KIND, ENSEMBLE_MEMBERS,
                                           load_fitted, read_card)
 from medfc.experiments.final.predict_inputs import (PAIRS, InputSpec, Row, accepted_names, describe_names, fields_of,
                                                     id_names, input_spec, read_rows, sentence_list, text, texts)
-from medfc.experiments.records import ModelCard, PredictedRow
+from medfc.experiments.records import Claim, Example, ModelCard, PredictedRow
 
 if TYPE_CHECKING:  # the models load with the kept model's kind
     import argparse

@@ -18,11 +18,10 @@ from torch import nn
 from medfc.common.device import Placement
 from medfc.common.tokens import token_ids
 from medfc.experiments.models.encoder import EncoderModel, load_tokenizer
-from medfc.experiments.examples import Claim
 from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
 from medfc.experiments.models.sklearn_common import validation_scores
 from medfc.experiments.models.options import TrainConfig
-from medfc.experiments.records import CardFields, ModelCard
+from medfc.experiments.records import CardFields, Claim, ModelCard
 from medfc.experiments.models.training import TrainResult, class_weights, load_checkpoint, predict, set_seed, train
 
 if TYPE_CHECKING:

@@ -16,11 +16,10 @@ import numpy as np
 from medfc.common.io import read_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, VERACITY_LABELS
 from medfc.common.report import SkipReport
-from medfc.experiments.examples import Claim, Example
 from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.pairs import fit_predict, record_scores, write_predictions
-from medfc.experiments.records import CardFields, HealthFCPrediction, RunInfo
+from medfc.experiments.records import CardFields, Claim, Example, HealthFCPrediction, RunInfo
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions, PipelineOptions, System, input_fields, system
 
 log = logging.getLogger(__name__)

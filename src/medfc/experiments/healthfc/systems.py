@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from medfc.common.labels import BINARY_VERACITY_LABELS, LOE_LABELS, REFUTED, SUPPORTED, VERACITY_LABELS
 from medfc.common.options import OneOf, Options, OptionsError, Tagged
 from medfc.common.registry import lookup
-from medfc.experiments.examples import Claim, join_sentences
+from medfc.experiments.records import Claim, join_sentences
 from medfc.experiments.models.options import ModelConfig
 from medfc.retrieval.search_sources import source_names
 

@@ -17,11 +17,10 @@ from tokenizers import Encoding
 
 from medfc.common.device import Placement
 from medfc.experiments.models.aliases import resolve_model
-from medfc.experiments.examples import Example
 from medfc.experiments.models.keeper import CARD, TRANSFORMERS_DIR, keep_checkpoint
 from medfc.experiments.models.options import TrainConfig
 from medfc.experiments.models.sklearn_common import Info, validation_scores
-from medfc.experiments.records import CardFields, ModelCard
+from medfc.experiments.records import CardFields, Example, ModelCard
 from medfc.experiments.models.training import Feature, PadCollator, TrainResult, class_weights, default_loss, load_checkpoint, predict, set_seed, train
 
 if TYPE_CHECKING:

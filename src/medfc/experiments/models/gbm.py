@@ -14,11 +14,10 @@ import numpy as np
 
 from medfc.experiments.models.features import features, fit_idf
 from medfc.experiments.models.embeddings import FrozenEncoder
-from medfc.experiments.examples import Example
 from medfc.experiments.models.frozen import pair_vectors, system_side
 from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.options import GbmOptions
-from medfc.experiments.records import CardFields, ModelCard
+from medfc.experiments.records import CardFields, Example, ModelCard
 from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
                                                      class_weight, label_indices)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from medfc.common.options import Options
 from medfc.common.registry import lazy
-from medfc.experiments.examples import Example
+from medfc.experiments.records import Example
 from medfc.experiments.models.keeper import Keeper
 from medfc.experiments.models.options import ModelConfig
 

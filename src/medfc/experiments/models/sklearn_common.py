@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from medfc.common.metrics import classification_scores
-from medfc.experiments.examples import Example
+from medfc.experiments.records import Example
 
 
 def validation_scores(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, float]:

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from medfc.experiments.examples import Example
 from medfc.experiments.models.keeper import keep_state, read_state
 from medfc.experiments.models.options import TfidfOptions
-from medfc.experiments.records import CardFields, ModelCard
+from medfc.experiments.records import CardFields, Example, ModelCard
 from medfc.experiments.models.sklearn_common import (FittedSklearn, Info, SklearnModel, WholeTexts, add_probs,
                                                      class_weight, label_indices, stratified_folds, validation_scores)
 
