@@ -55,13 +55,7 @@ def kept_epoch(train: Mapping[str, object]) -> int | None:
 
 def cv_epochs(infos: Sequence[Mapping[str, object]], part: str) -> int | None:
     """The mean over a row's folds of the epoch each kept for ``part``, at least 1 (None: no epochs)."""
-    kept = []
-    for info in infos:
-        section = info.get(part)
-        train = section.get("train") if isinstance(section, Mapping) else None
-        epoch = kept_epoch(train) if isinstance(train, Mapping) else None
-        if epoch is not None:
-            kept.append(epoch)
+    kept = [e for e in (kept_epoch(info[part]["train"]) for info in infos) if e is not None]
     return max(1, round(statistics.fmean(kept))) if kept else None
 
 
@@ -143,12 +137,9 @@ def row_scores(files: Sequence[str | os.PathLike]) -> dict[str, object]:
     scores = [read_json(f) for f in files]
     if len(scores) == 1:
         return {"scores": scores[0]}
-    means = {}
-    for key in ("macro_f1", "accuracy"):
-        values = [m[key] for m in map(_metrics, scores) if isinstance(m.get(key), int | float)]
-        if values:
-            means[key] = round(statistics.fmean(values), 4)
-    return {"folds": scores, "mean": means}
+    values = {key: [m[key] for m in map(_metrics, scores) if isinstance(m.get(key), int | float)]
+              for key in ("macro_f1", "accuracy")}
+    return {"folds": scores, "mean": {key: round(statistics.fmean(v), 4) for key, v in values.items() if v}}
 
 
 def finish(directory: str | os.PathLike, *, dataset: str, row: str, data: Mapping[str, str | os.PathLike], scores: Sequence[str | os.PathLike],
@@ -168,21 +159,15 @@ def finish(directory: str | os.PathLike, *, dataset: str, row: str, data: Mappin
     return final
 
 
-def _headline(final: Mapping[str, object]) -> tuple[str, object]:
-    """The row's headline metric: the mean macro-F1 over the folds, else the test macro-F1."""
-    scores = final["table_scores"]
-    if isinstance(scores, Mapping) and isinstance(scores.get("mean"), Mapping):
-        return "cross-validation macro-F1", scores["mean"].get("macro_f1")
-    return "test macro-F1", _metrics(scores.get("scores") if isinstance(scores, Mapping) else None).get("macro_f1")
-
-
 def write_readme(path: Path, card: Mapping[str, object], final: Mapping[str, object]) -> None:
     """The model card (Hugging Face's format: YAML metadata, then prose), written by huggingface_hub."""
     import json
 
     from huggingface_hub import ModelCard, ModelCardData
 
-    metric, value = _headline(final)
+    scores = final["table_scores"]  # the headline: the mean macro-F1 over the folds, else the test macro-F1
+    metric, value = (("cross-validation macro-F1", scores["mean"].get("macro_f1")) if "mean" in scores
+                     else ("test macro-F1", _metrics(scores["scores"]).get("macro_f1")))
     dataset = str(final["dataset"])
     data = ModelCardData(library_name="medfc", tags=["fact-checking", "medical", dataset], datasets=[dataset],
                          metrics=["f1"], model_name=str(final["row"]))

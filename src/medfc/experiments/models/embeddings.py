@@ -135,8 +135,12 @@ class EmbeddingStore:
         if self.dir is None or not len(digests):
             return
         self.dir.mkdir(parents=True, exist_ok=True)
-        if not self._written:
-            self._remove_stale_tmp()
+        if not self._written:  # this job's first batch: the temporary files a killed job left go
+            now = time.time()
+            for p in self.dir.glob(".*.tmp"):
+                with suppress(OSError):
+                    if now - p.stat().st_mtime > STALE_TMP_S:
+                        p.unlink()
         keys = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), DIGEST)
         self._written.append(self._write(keys, np.ascontiguousarray(vecs, dtype=np.float32)))
         self.stats.files_written += 1
@@ -155,13 +159,6 @@ class EmbeddingStore:
             for p in self._written:
                 p.unlink(missing_ok=True)
         self._written = []
-
-    def _remove_stale_tmp(self) -> None:
-        now = time.time()
-        for p in self.dir.glob(".*.tmp"):
-            with suppress(OSError):
-                if now - p.stat().st_mtime > STALE_TMP_S:
-                    p.unlink()
 
 
 class FrozenEncoder:
