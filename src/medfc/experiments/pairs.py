@@ -1,7 +1,6 @@
 """The one discriminative path of every claim–text–label dataset: CliniFact's pairs, every declared dataset and the
-HealthFC systems that read a claim and one text. :func:`fit_predict` is the one training and prediction of a model
-on examples; :func:`run_discriminative` a dataset's run. CliniFact's baseline (Zhang et al., Sci Data 2025, Table 8)
-reads ``[CLS] claim [SEP] title abstract [SEP]``, a long abstract trimmed from its start. A light module.
+HealthFC systems that read a claim and one text (:func:`fit_predict`: the one fit and prediction of a model on
+examples; :func:`run_discriminative`: a dataset's run). A light module.
 """
 
 from __future__ import annotations
@@ -99,11 +98,11 @@ def scores_by_split(records: Sequence[PairPrediction], splits: Sequence[str], cl
     return {s: record_scores([r for r in records if r["split"] == s], classes) for s in splits}
 
 
-def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[PairPrediction], info: RunInfo) -> None:
-    """A run's ``predictions.jsonl`` (one record a line) and, when ``info_path`` is given, its ``info.json``."""
+def write_predictions(predictions: str | os.PathLike, info_path: str | os.PathLike, records: Sequence[PairPrediction],
+                      info: RunInfo) -> None:
+    """A run's ``predictions.jsonl`` (one record a line) and its ``info.json``."""
     write_jsonl(predictions, records)
-    if info_path is not None:
-        write_json(info_path, info)
+    write_json(info_path, info)
 
 
 def fit_predict(model: Model, labels: Sequence[str], train: Sequence[Example], validation: Sequence[Example],

@@ -1,7 +1,6 @@
 """Learned stacking, first half: each member's out-of-fold predictions on a run's training split by inner
-cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``), the member trained with its own recipe on all
-stratified parts but one (:func:`inner_assignment`). The test split is never read; the choice is
-:mod:`medfc.experiments.ensembles.stack_selection`'s. A light module (the plan builds its options).
+cross-validation (rules ``healthfc_inner_cv``, ``pairs_inner_cv``; the test split is never read). A light module (the
+plan builds its options).
 """
 
 from __future__ import annotations

@@ -293,9 +293,9 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
         write_json(where, {"model_dir": str(directory), "dataset": card["dataset"], "input": str(input_path), "input_fields": fields,
                            "field_names": names, "file_fields": file_fields(rows), "predicted": 0, "skipped": len(report.skipped),
                            "skipped_by_reason": report.reasons(), "skipped_rows": report.skipped})
-        raise WrongInputError(f"{input_path} is not a file this {card['dataset']} model reads: it needs "
-                              f"{', '.join(fields)} ({describe_names({f: names[f] for f in fields})}), the file has "
-                              f"{', '.join(file_fields(rows)) or 'no field'}; each row's reason is in {where}")
+        raise ValueError(f"{input_path} is not a file this {card['dataset']} model reads: it needs "
+                         f"{', '.join(fields)} ({describe_names({f: names[f] for f in fields})}), the file has "
+                         f"{', '.join(file_fields(rows)) or 'no field'}; each row's reason is in {where}")
     settings = Settings(device, batch_size, base_model, max_prompt_tokens)
     records = predict_rows(directory, card, models, usable, report, settings) if usable else []
     write_jsonl(output, records)
@@ -309,10 +309,6 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     if report_path is not None:
         write_json(report_path, summary)
     return summary
-
-
-class WrongInputError(ValueError):
-    """An input file none of whose rows has the fields a kept model reads (a file of another kind)."""
 
 
 def file_fields(rows: Sequence[tuple[str, Row]], limit: int = 1000) -> list[str]:

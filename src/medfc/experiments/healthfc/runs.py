@@ -294,5 +294,6 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike | None, option
     return records, info
 
 
-def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike | None, records: Sequence[HealthFCPrediction], info: RunInfo) -> None:
+def write_fold(predictions: str | os.PathLike, info_path: str | os.PathLike, records: Sequence[HealthFCPrediction],
+               info: RunInfo) -> None:
     write_predictions(predictions, info_path, sorted(records, key=lambda r: r["id"]), info)

@@ -78,10 +78,6 @@ def loe_eligible(c: Claim) -> bool:
     return c.label in (SUPPORTED, REFUTED) and c.evidence_level in LOE_LABELS
 
 
-def _nothing(c: Claim, o: object, ev: Sequence[str]) -> list[str]:
-    return []
-
-
 def _loe_reads(c: Claim, o: LevelOptions, ev: Sequence[str]) -> tuple[str, str | None]:
     return c.claim, {
         "claim": None,
@@ -139,8 +135,10 @@ _ARTICLE = (
     System("joint", JointOptions, "joint_encoder", model_kinds=("encoder",)),
     System("oracle", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
            shows=lambda c, o, ev: c.gold_evidence, paper_row=("pipeline", "oracle_f1")),
-    System("claims_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, None), shows=_nothing),
-    System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation), shows=_nothing),
+    System("claims_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, None),
+           shows=lambda c, o, ev: []),
+    System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation),
+           shows=lambda c, o, ev: []),
     System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,
            shows=lambda c, o, ev: c.gold_evidence if o.loe_input == "claim+evidence" else [],
            gold=lambda c: c.evidence_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),

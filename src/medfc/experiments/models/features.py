@@ -1,8 +1,6 @@
-"""Hand-written features (about 110) of a CliniFact claim–abstract pair, for the gradient-boosting model: the claim's
-template parts and test type, study-type wording, p-values and (non-)significance wording, overlap of the claim's
-parts with the abstract and title (IDF from the training abstracts: :func:`fit_idf`), the same statistics of a few
-chosen sentences. Only the claim, title and abstract are read (never the release's label-bearing columns).
-"""
+"""Hand-written features (about 110) of a CliniFact claim–abstract pair for the gradient-boosting model (what they
+measure: docs/experiments.md, "Gradient boosting over features"). Only the claim, title and abstract are read (never
+the release's label-bearing columns)."""
 
 from __future__ import annotations
 

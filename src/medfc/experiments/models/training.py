@@ -1,7 +1,5 @@
-"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder:
-length-grouped batches, gradient accumulation, AdamW with linear warm-up and decay, mixed precision per the job's
-:class:`~medfc.common.device.Placement`, the best state by validation metric restored at the end, ``max_steps`` /
-``max_examples`` caps for smoke runs.
+"""One model-agnostic training loop (:func:`train`) and batched inference (:func:`predict`) for every encoder
+(batches, optimisation, precision, checkpoints and smoke caps: docs/experiments.md, "The training loop").
 """
 
 from __future__ import annotations
