@@ -21,6 +21,7 @@ from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.pairs import fit_predict, record_scores, write_predictions
 from medfc.experiments.records import CardFields, Claim, Example, HealthFCPrediction, RunInfo
 from medfc.experiments.healthfc.systems import HealthFCFoldOptions, PipelineOptions, System, input_fields, system
+from medfc.healthfc.evidence_file import evidence_by_claim
 
 log = logging.getLogger(__name__)
 
@@ -260,8 +261,6 @@ def source_snippets(spec: System, evidence: str | os.PathLike | None) -> dict[st
         return {}
     if evidence is None:
         raise ValueError(f"system {spec.name} needs the evidence file of source {spec.source}")
-    from medfc.healthfc.evidence_file import evidence_by_claim
-
     return evidence_by_claim(evidence)
 
 

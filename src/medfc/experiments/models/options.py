@@ -29,11 +29,9 @@ class ModelOptions(Options):
 
 
 @dataclass(frozen=True)
-class TrainConfig(ModelOptions):
-    """Kind ``encoder``: fine-tuning a transformer (``experiments.<dataset>.train`` after its overrides)."""
-
-    kind: ClassVar[str] = "encoder"
-    gpu: ClassVar[bool] = True
+class LoopOptions(Options):
+    """The keys of the one training loop (:mod:`medfc.experiments.models.training`) an encoder's config and the LoRA
+    fine-tuning share."""
 
     model: str
     lr: float
@@ -43,17 +41,26 @@ class TrainConfig(ModelOptions):
     eval_batch_size: int
     grad_accum: int
     epochs: float
-    max_length: int
     seed: int
     device: str  # auto | cpu | cuda | cuda:N
     precision: Literal["auto", "fp32", "bf16", "fp16"]
-    eval_metric: str
     max_steps: int | None  # cap on optimizer steps (smoke runs)
     max_examples: int | None  # cap on training examples (smoke runs)
     max_grad_norm: float
     length_grouping: bool
     group_factor: int
     progress: bool
+
+
+@dataclass(frozen=True)
+class TrainConfig(ModelOptions, LoopOptions):
+    """Kind ``encoder``: fine-tuning a transformer (``experiments.<dataset>.train`` after its overrides)."""
+
+    kind: ClassVar[str] = "encoder"
+    gpu: ClassVar[bool] = True
+
+    max_length: int
+    eval_metric: str
     class_weights: Literal["none", "balanced"]  # "balanced": cross-entropy weighted n / (k · n_class)
     early_stopping_patience: int | None  # stop after this many evaluations without a better metric
 
@@ -247,40 +254,23 @@ class ZeroShotOptions(Options):
 
 
 @dataclass(frozen=True)
-class FineTuneOptions(Options):
+class FineTuneOptions(LoopOptions):
     """``clinifact_fine_tune``: ``experiments.clinifact.fine_tune`` (< ``model_fine_tune[model]`` < the smoke caps)."""
 
-    model: str
     lora_r: int
     lora_alpha: int
     lora_dropout: float
     target_modules: tuple[str, ...]
-    lr: float
-    warmup_ratio: float
-    weight_decay: float
-    epochs: float
-    batch_size: int
-    eval_batch_size: int
-    grad_accum: int
-    max_grad_norm: float
-    length_grouping: bool
-    group_factor: int
     max_prompt_tokens: int
-    seed: int
-    device: str
-    precision: Literal["auto", "fp32", "bf16", "fp16"]
     load_in_4bit: bool
     gradient_checkpointing: bool
-    max_steps: int | None
-    max_examples: int | None
-    progress: bool
     predict_splits: tuple[str, ...]
     save_adapters: bool
     save_merged: bool
     save_dir: str | None
 
     def train_config(self) -> TrainConfig:
-        """The training loop's config: these keys, the lowest validation cross-entropy as the metric."""
-        shared = {f.name: getattr(self, f.name) for f in dataclass_fields(TrainConfig) if hasattr(self, f.name)}
+        """The training loop's config: its keys, the lowest validation cross-entropy as the metric."""
+        shared = {f.name: getattr(self, f.name) for f in dataclass_fields(LoopOptions)}
         return TrainConfig(**shared, max_length=self.max_prompt_tokens, eval_metric="val_loss", class_weights="none",
                            early_stopping_patience=None)
