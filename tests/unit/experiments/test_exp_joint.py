@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from transformers import AutoTokenizer
+from transformers import AutoModel, AutoTokenizer
 
 from medfc.experiments.healthfc.joint import (
     JointCollator,
@@ -80,7 +80,7 @@ def test_windows_cover_every_sentence_once_within_max_length(tiny_bert):
 def test_joint_model_forward_over_windows(tiny_bert):
     tok = AutoTokenizer.from_pretrained(tiny_bert)
     torch.manual_seed(0)
-    model = JointModel.from_pretrained(tiny_bert, 3, evidence_weight=6.0, threshold=0.5, pool="gold").eval()
+    model = JointModel(AutoModel.from_pretrained(tiny_bert), 3, evidence_weight=6.0, threshold=0.5, pool="gold").eval()
     long_doc = ["the study lasted two weeks."] * 12
     feats = [
         joint_features(tok, "does zinc shorten colds?", long_doc, [1, 10], 0, 30),

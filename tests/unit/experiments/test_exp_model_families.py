@@ -9,6 +9,7 @@ import functools
 import numpy as np
 import pytest
 import torch
+from transformers import AutoModel
 
 from medfc.experiments.models.encoder import encode_pair, load_classifier, load_tokenizer
 from medfc.experiments.healthfc.joint import JointCollator, JointModel, joint_features
@@ -58,7 +59,7 @@ def test_encoder_loads_with_its_tokenizer_type_and_classifies_a_pair(models, fam
 def test_encoder_runs_the_joint_system(models, family):
     path = models[family]
     tok = load_tokenizer(path)
-    model = JointModel.from_pretrained(path, 3, evidence_weight=6.0, threshold=0.5, pool="gold").eval()
+    model = JointModel(AutoModel.from_pretrained(path), 3, evidence_weight=6.0, threshold=0.5, pool="gold").eval()
     with_types = "token_type_ids" in tok.model_input_names and getattr(model.encoder.config, "type_vocab_size", 1) >= 2
     feats = [joint_features(tok, EN, [DE, EN, "Mehr Forschung ist nötig."], [1], 0, 32, with_types=with_types),
              joint_features(tok, DE, [EN], [], 2, 32, with_types=with_types)]

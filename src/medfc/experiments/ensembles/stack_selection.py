@@ -235,7 +235,10 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
 def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]], members: Sequence[str],
          options: StackingOptions, report: SkipReport) -> tuple[StackChoice, list[str], int]:
     """The stack chosen on the members' out-of-fold ``inner`` records, its labels and its item count."""
-    labels = _labels(inner, test)
+    # the label order: the keys of the first member's first usable probabilities (every run writes all its labels)
+    labels = next((list(r["probs"]) for run in (*test, *inner) for r in run.values() if has_probs(r)), None)
+    if labels is None:
+        raise ValueError("no member prediction has probabilities")
     ids = []
     for rid in sorted(inner[0]):
         recs = [run.get(rid) for run in inner]
@@ -262,15 +265,6 @@ def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Seque
     """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files), as the ensemble step does."""
     runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]
     return _fit(runs, runs, members, options, report)[0]
-
-
-def _labels(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mapping[str, Mapping[str, Any]]]) -> list[str]:
-    """The label order: the keys of the first member's first usable probabilities (every run writes all its labels)."""
-    for run in (*test, *inner):
-        for r in run.values():
-            if has_probs(r):
-                return list(r["probs"])
-    raise ValueError("no member prediction has probabilities")
 
 
 def _meta_info(fitted: Fitted, labels: Sequence[str]) -> dict[str, Any] | None:

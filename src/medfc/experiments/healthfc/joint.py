@@ -92,14 +92,6 @@ class JointModel(nn.Module):
         self.n_labels, self.evidence_weight, self.threshold, self.pool = n_labels, evidence_weight, threshold, pool
         self.label_weights: torch.Tensor | None = None  # class weights of the label loss (set before training)
 
-    @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, n_labels: int, *, evidence_weight: float, threshold: float,
-                        pool: str) -> JointModel:
-        from transformers import AutoModel
-
-        return cls(AutoModel.from_pretrained(str(path)), n_labels, evidence_weight=evidence_weight, threshold=threshold,
-                   pool=pool)
-
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, sent_ids: torch.Tensor, window_claim: torch.Tensor,
                 evidence_labels: torch.Tensor | None = None, labels: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
@@ -280,10 +272,13 @@ class JointEncoder:
 
     def fit(self, claims: Sequence[Claim], labels: Sequence[str], validation: Sequence[Claim] | None = None, *,
             checkpoint_dir: str | os.PathLike | None = None, desc: str = "joint") -> FittedJoint:
+        from transformers import AutoModel
+
         cfg, opts, labels = self.config, self.options, list(labels)
         set_seed(cfg.seed)
         tok = load_tokenizer(cfg.model)
-        model = JointModel.from_pretrained(cfg.model, len(labels), evidence_weight=opts.evidence_weight, threshold=opts.threshold, pool=opts.joint_pool)
+        model = JointModel(AutoModel.from_pretrained(cfg.model), len(labels), evidence_weight=opts.evidence_weight,
+                           threshold=opts.threshold, pool=opts.joint_pool)
         with_types = uses_token_types(tok, model.encoder)
         fitted = FittedJoint(model, tok, labels, cfg, self.placement, with_types, TrainResult(), WindowStats())
         train_f = fitted.features(claims)
