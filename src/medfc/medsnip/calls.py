@@ -1,8 +1,6 @@
-"""LLM calls of the MedSNIP steps through the per-unit cache: :func:`cached_ask` answers what the cache holds without
-a call (keeping each result's usage, cached or not) and caches each answer before the next sub-batch is sent; a
-failed call is never cached nor turned into a unit or verdict, and :func:`settle_failures` fails the step unless
-``max_failed_share`` allows it. Errors and raw answers pass through :func:`scrub` (no key is stored).
-"""
+"""LLM calls of the MedSNIP steps through the per-unit cache (:func:`cached_ask`: each answer cached before the next
+sub-batch is sent, a failed call never), :func:`settle_failures` (docs/medsnip.md, "Failed calls") and :func:`scrub`
+(no key is stored)."""
 
 from __future__ import annotations
 

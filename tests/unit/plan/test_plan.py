@@ -42,8 +42,8 @@ def test_the_healthfc_run_matrix_is_lang_x_model_x_system_x_fold_without_joint_f
     runs = Plan(cfg).healthfc.healthfc_runs()
     expected = [{"lang": lang, "model": model, "system": system, "fold": fold}
                 for lang, models in (("en", ["tfidf", "minilm"]), ("de", ["minilm"])) for model in models
-                for system in SYSTEMS if evidence_source(system) is None and not (system == "joint" and model == "tfidf")
-                for fold in (0, 3)]
+                for system in SYSTEMS if evidence_source(system) is None
+                if not (system == "joint" and model == "tfidf") for fold in (0, 3)]
     assert runs == expected  # the default systems read only the dataset
     assert Plan(cfg).healthfc.healthfc_runs(("oracle",)) == [r for r in expected if r["system"] == "oracle"]
     # folds: null = every fold of healthfc.folds.n_splits; a fold outside it stops the plan, naming the keys

@@ -248,6 +248,12 @@ def combine_ensemble(directory: Path, card: ModelCard, outputs: Mapping[str, Seq
 COMBINED = {ENSEMBLE_KIND: (ensemble_members, combine_ensemble)}
 
 
+def applied_models(directory: Path, card: ModelCard) -> list[Applied]:
+    """The kept models ``medfc predict`` applies for the card: an ensemble's members, else the model itself."""
+    combined = COMBINED.get(str(card["kind"]))
+    return combined[0](directory, card) if combined is not None else [applied("", directory, card)]
+
+
 def predict_rows(directory: Path, card: ModelCard, models: Sequence[Applied], rows: Sequence[tuple[str, Sequence[Row]]],
                  report: SkipReport, settings: Settings) -> list[PredictedRow]:
     """The output records of ``rows`` (a view per model): each model's predictor, then a combining kind's combination."""
@@ -268,8 +274,7 @@ def predict_file(model_dir: str | os.PathLike, input_path: str | os.PathLike, ou
     start = time.perf_counter()
     directory = find_model_dir(model_dir)
     card = read_card(directory)
-    combined = COMBINED.get(str(card["kind"]))  # the models it applies: an ensemble's members, else the model itself
-    models = combined[0](directory, card) if combined is not None else [applied("", directory, card)]
+    models = applied_models(directory, card)
     report = SkipReport("predict")
     dataset = str(card["dataset"])
     rows = read_rows(input_path, report, id_names(dataset))

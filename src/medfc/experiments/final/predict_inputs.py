@@ -1,7 +1,5 @@
-"""What ``medfc predict`` reads: an input file's rows (``.csv``, ``.parquet`` with pyarrow, else JSONL) and of each
-row the fields a kept model needs, each read under the first of its names (:data:`FIELD_NAMES`) a row gives with a
-text, so the workflow's exports (the datasets, their source and BigBio views) are read as they are.
-"""
+"""What ``medfc predict`` reads: an input file's rows and of each row the fields a kept model needs, each under the
+first of its names (:data:`FIELD_NAMES`) a row gives (docs/experiments.md, "Predicting new claims")."""
 
 from __future__ import annotations
 
