@@ -25,7 +25,6 @@ import urllib3
 from medfc.common.io import MISSING, Missing, atomic_write, file_lock, read_cache_entry
 from medfc.common.jsontypes import JSONValue
 from medfc.common.progress import progress_bar
-from medfc.common.ratelimit import RateLimiter
 from medfc.common.redact import RedactingFilter, is_secret_header, is_secret_name, redact, remember_secret
 
 log = logging.getLogger(__name__)
@@ -208,6 +207,37 @@ def guard_redirects(session: requests.Session) -> requests.Session:
     return session
 
 
+class RateLimiter:
+    """Token bucket: ``rate`` tokens per second, at most ``burst`` stored; ``acquire()`` sleeps until one is free
+    (clock and sleep injectable: tests never really sleep)."""
+
+    def __init__(self, rate: float, burst: int = 1, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        self.rate = float(rate)
+        self.burst = max(1, int(burst))
+        self.clock = clock
+        self.sleep = sleep
+        self._tokens = float(self.burst)
+        self._last = clock()
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+
+    def acquire(self) -> None:
+        """Take one token, sleeping until one is free."""
+        self._refill()
+        if self._tokens < 1.0:
+            self.sleep((1.0 - self._tokens) / self.rate)
+            self._refill()
+            # a fake clock that did not advance still gets its token: we slept for it
+            self._tokens = max(self._tokens, 1.0)
+        self._tokens -= 1.0
+
+
 class HttpClient:
     """requests.Session with a rate limiter, retries and an on-disk cache.
 
@@ -219,9 +249,9 @@ class HttpClient:
                  user_agent: str = DEFAULT_USER_AGENT, timeout: float = 60.0, max_retries: int = 5, backoff: float = 2.0,
                  max_backoff: float = 120.0, retry_budget: float | None = 1800.0, max_retry_after: float = 120.0,
                  down_budget: float = 30.0, session: requests.Session | None = None, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep, limiter: RateLimiter | None = None):
+                 sleep: Callable[[float], None] = time.sleep):
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.limiter = limiter or RateLimiter(rate, burst=burst, clock=clock, sleep=sleep)
+        self.limiter = RateLimiter(rate, burst=burst, clock=clock, sleep=sleep)
         self.sleep = sleep
         self.timeout = timeout
         self.max_retries = max_retries
@@ -232,7 +262,7 @@ class HttpClient:
         self.max_retry_after = max_retry_after
         self.down_budget = down_budget
         self.down_slept = 0.0
-        self.clock = limiter.clock if limiter is not None else clock
+        self.clock = clock
         # origin -> (clock time before which nothing is sent, the UTC time the server named, its status)
         self._wait_until: dict[str, tuple[float, str, int | None]] = {}
         self.session = guard_redirects(session or requests.Session())

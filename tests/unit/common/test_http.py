@@ -10,8 +10,7 @@ import pytest
 from tests.helpers.clock import FakeClock
 from tests.helpers.http_servers import reply, reply_cut, serving
 
-from medfc.common.http import AnswerError, HttpClient, HttpError, cache_key
-from medfc.common.ratelimit import RateLimiter
+from medfc.common.http import AnswerError, HttpClient, HttpError, RateLimiter, cache_key
 
 
 
@@ -55,14 +54,14 @@ def test_rate_limiter_interval_with_fake_clock():
     assert clk.sleeps == [0.5, 0.5, 0.5, 0.5]
 
 
-def test_rate_limiter_burst_and_per_minute():
+def test_rate_limiter_burst_and_a_rate_per_minute():
     clk = FakeClock()
     rl = RateLimiter(1.0, burst=3, clock=clk, sleep=clk.sleep)
     for _ in range(5):
         rl.acquire()
     assert clk.sleeps == [1.0, 1.0]
     clk2 = FakeClock()
-    rl2 = RateLimiter.per_minute(50, clock=clk2, sleep=clk2.sleep)
+    rl2 = RateLimiter(50 / 60.0, clock=clk2, sleep=clk2.sleep)  # 50 a minute
     rl2.acquire()
     rl2.acquire()
     assert clk2.sleeps == [1.2]
