@@ -1,4 +1,4 @@
-"""The LLM backends, one registry: the client each builds (:func:`medfc.llm.make_client`) and whether it runs the
+"""The LLM backends, one registry: the client each builds (:meth:`LLMBackend.build`) and whether it runs the
 model in the job's own process (local) or calls a server. In ``medfc.common`` so the plan reads it without loading
 the LLM layer; clients are imported when built."""
 

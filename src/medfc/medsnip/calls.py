@@ -14,9 +14,8 @@ from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONValue
 from medfc.common.options import set_torch_threads
 from medfc.common.redact import redact, redact_values, remember_secret_env
-from medfc.common.llm_backends import runs_locally
+from medfc.common.llm_backends import llm_backend, runs_locally
 from medfc.common.report import SkipReport
-from medfc.llm import make_client
 from medfc.llm.base import Conversation, GenerationParams, Ledger, LLMClient, Prices
 from medfc.llm.prompts import Prompt
 from medfc.llm.structured import ask_json
@@ -39,12 +38,14 @@ class LLMCallsFailed(RuntimeError):
 
 def make_llm(opts: LLMOptions, ledger: Ledger | None = None, threads: int = 1) -> LLMClient:
     """The client; a local model computes on ``threads`` CPU threads (a server needs none)."""
-    if runs_locally(opts.backend):
+    backend = llm_backend(opts.backend)
+    if backend.local:
         set_torch_threads(threads)
-        return make_client(opts.backend, opts.model, ledger=ledger, device=opts.device, precision=opts.precision, batch_size=opts.batch_size)
-    return make_client(opts.backend, opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
-                       cache_dir=opts.http_cache_dir or None, requests_per_second=opts.requests_per_second,
-                       timeout_s=opts.timeout_s, max_retries=opts.max_retries)
+        return backend.build(opts.model, ledger=ledger, device=opts.device, precision=opts.precision,
+                             batch_size=opts.batch_size)
+    return backend.build(opts.model, ledger=ledger, base_url=opts.base_url, api_key_env=opts.api_key_env,
+                         cache_dir=opts.http_cache_dir or None, requests_per_second=opts.requests_per_second,
+                         timeout_s=opts.timeout_s, max_retries=opts.max_retries)
 
 
 def llm_prices(opts: LLMOptions | None) -> Prices | None:

@@ -11,7 +11,6 @@ import pytest
 from medfc.common.llm_backends import LLM_BACKENDS, LLMBackend, llm_backend, runs_locally
 from medfc.common.options import OptionsError
 from medfc.experiments.models.options import ZeroShotOptions
-from medfc.llm import make_client
 from medfc.medsnip.options import LLMOptions
 from medfc.plan import Plan
 from medfc.plan.cluster import cluster_rules
@@ -23,8 +22,8 @@ SRC = Path(__file__).resolve().parents[3] / "src" / "medfc"
 def test_the_backends_are_looked_up_and_an_unknown_one_names_the_known():
     assert runs_locally("transformers") and not runs_locally("openai") and not runs_locally(None) and not runs_locally("x")
     with pytest.raises(ValueError, match=r"unknown LLM backend 'vllm-direct' \(transformers \| openai\)"):
-        make_client("vllm-direct", "m")
-    client = make_client("openai", "served-llm", base_url="http://127.0.0.1:9/v1", api_key_env="")
+        llm_backend("vllm-direct")
+    client = llm_backend("openai").build("served-llm", base_url="http://127.0.0.1:9/v1", api_key_env="")
     assert type(client).__name__ == "OpenAICompatibleLM" and client.backend == "openai"
 
 
@@ -42,7 +41,7 @@ def test_a_new_backend_is_one_registry_entry(monkeypatch):
     module.Echo = Echo
     monkeypatch.setitem(sys.modules, "medfc_test_echo", module)
     monkeypatch.setitem(LLM_BACKENDS, "echo", LLMBackend("echo", local=True, client="medfc_test_echo:Echo"))
-    client = make_client("echo", "tiny", device="cpu")
+    client = llm_backend("echo").build("tiny", device="cpu")
     assert isinstance(client, Echo) and client.model == "tiny" and client.kwargs == {"device": "cpu"}
     assert runs_locally("echo") and llm_backend("echo").local
     # the options that name a backend take it (the zero-shot scorer's, MedSNIP's LLMs'), and the plan places and

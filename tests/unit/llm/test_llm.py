@@ -13,7 +13,9 @@ from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.tiny_models import build_tiny_causal_lm
 
 from medfc.common.http import HttpClient
-from medfc.llm import GenerationParams, PromptError, ask_json, load_prompt, parse_json_answer, prompt_hashes
+from medfc.llm.base import GenerationParams
+from medfc.llm.prompts import PromptError, load_prompt, prompt_hashes
+from medfc.llm.structured import ask_json, parse_json_answer
 from medfc.llm.base import LLMEndpointError
 from medfc.llm.openai import OpenAICompatibleLM
 from medfc.llm.prompts import parse_prompt

@@ -21,7 +21,7 @@ from tests.helpers.fake_openai import FakeOpenAI
 from medfc.common.http import HttpClient, HttpError
 from medfc.experiments.clinifact import zero_shot as ZS  # imports transformers: here, not in the first test's time
 from medfc.experiments.models.options import ZeroShotOptions
-from medfc.llm import GenerationParams
+from medfc.llm.base import GenerationParams
 from medfc.llm.base import LLMEndpointError
 from medfc.llm.openai import OpenAICompatibleLM, same_model
 

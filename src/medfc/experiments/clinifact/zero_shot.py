@@ -12,8 +12,8 @@ from medfc.experiments.pairs import load_pairs, scores_by_split
 from medfc.experiments.clinifact.prompts import answer_options, score_pairs
 from medfc.experiments.models.options import ZeroShotOptions
 from medfc.experiments.records import PairPrediction, RunInfo
-from medfc.common.llm_backends import runs_locally
-from medfc.llm import LLMClient, make_client
+from medfc.common.llm_backends import llm_backend, runs_locally
+from medfc.llm.base import LLMClient
 
 
 def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOptions, *, threads: int | None = None,
@@ -29,14 +29,15 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
         opts = opts.replace(model=resolve_model(opts.model))  # a local model's name as the job loads it (``offline:``)
         if threads is not None:
             set_torch_threads(threads)
-        scorer: LLMClient = make_client(opts.backend, opts.model, device=opts.device, precision=opts.precision,
-                                        batch_size=opts.batch_size)
+        scorer: LLMClient = llm_backend(opts.backend).build(opts.model, device=opts.device, precision=opts.precision,
+                                                            batch_size=opts.batch_size)
         tokenizer = scorer.tokenizer
     else:
         rate = 1.0 / opts.min_interval_s if opts.min_interval_s > 0 else 0.0
-        scorer = make_client(opts.backend, opts.model, base_url=opts.base_url, api_key_env=opts.api_key_env,
-                             top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir, requests_per_second=rate,
-                             timeout_s=opts.timeout_s, max_retries=opts.max_retries)
+        scorer = llm_backend(opts.backend).build(opts.model, base_url=opts.base_url, api_key_env=opts.api_key_env,
+                                                 top_logprobs=opts.top_logprobs, cache_dir=opts.cache_dir,
+                                                 requests_per_second=rate, timeout_s=opts.timeout_s,
+                                                 max_retries=opts.max_retries)
     if tokenizer is None and opts.tokenizer:
         from transformers import AutoTokenizer
 
