@@ -320,15 +320,6 @@ class HttpClient:
                 raise _Retry(str(exc), delay=delay, status=exc.status) from None
         return raw, value
 
-    def _remember_credentials(self, params: Params | None, headers: Mapping[str, str] | None) -> None:
-        """Remember a request's credential values so they are redacted wherever they show."""
-        for name, value in [*(headers or {}).items(), *self.session.headers.items()]:
-            if value and is_secret_header(str(name)):
-                remember_secret(value)
-        for name, value in (params or {}).items():
-            if value and is_secret_name(str(name)):
-                remember_secret(value)
-
     def _send(self, method: str, url: str, params: Params | None, data: Body,
               headers: Mapping[str, str] | None = None, kind: str = "json",
               check: Check | None = None,
@@ -336,7 +327,12 @@ class HttpClient:
         """Send with retries; (raw body, decoded value) of the first success. With ``sink`` (a download), the first
         success is streamed to it instead (a body that breaks off is not retried; errors name ``url`` as given)
         and no origin's Retry-After is waited out first."""
-        self._remember_credentials(params, headers)
+        for name, value in [*(headers or {}).items(), *self.session.headers.items()]:  # redacted wherever they show
+            if value and is_secret_header(str(name)):
+                remember_secret(value)
+        for name, value in (params or {}).items():
+            if value and is_secret_name(str(name)):
+                remember_secret(value)
         origin = _origin_url(url)
         waiting = self._wait_until.get(origin) if sink is None else None
         if waiting is not None:
@@ -456,12 +452,6 @@ class HttpClient:
 
     def get_json(self, url: str, params: Params | None = None, use_cache: bool = True, check: JSONCheck | None = None) -> JSONValue:
         return self.fetch("GET", url, params=params, kind="json", use_cache=use_cache, check=check)
-
-    def get_bytes(self, url: str, params: Params | None = None, use_cache: bool = True, check: BytesCheck | None = None) -> bytes:
-        return self.fetch("GET", url, params=params, kind="bytes", use_cache=use_cache, check=check)
-
-    def post_bytes(self, url: str, data: Body, params: Params | None = None, use_cache: bool = True, check: BytesCheck | None = None) -> bytes:
-        return self.fetch("POST", url, params=params, data=data, kind="bytes", use_cache=use_cache, check=check)
 
     def post_json(self, url: str, body: object, headers: Mapping[str, str] | None = None, check: JSONCheck | None = None) -> JSONValue:
         """POST ``body`` as JSON, return the JSON answer; never cached (e.g. an API billed per call)."""

@@ -208,23 +208,19 @@ def atomic_write(path: str | os.PathLike, payload: bytes | str) -> None:
 def jsonl_writer(path: str | os.PathLike) -> Iterator[Callable[[Mapping[str, object]], None]]:
     """An atomic ``write(record)`` for JSONL (gzip when the name ends in .gz): ``path`` is replaced only when
     the block ends without an error."""
-    path = Path(path)
-    with atomic_output(path) as raw:
-        if str(path).endswith(".gz"):
+    with atomic_output(path) as raw, (
             # mtime=0 and no file name in the header keep the bytes identical for identical content
-            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-                yield lambda rec: gz.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-        else:
-            yield lambda rec: raw.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if str(path).endswith(".gz")
+            else contextlib.nullcontext(raw)) as out:
+        yield lambda rec: out.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def write_jsonl(path: str | os.PathLike, records: Iterable[Mapping[str, object]]) -> int:
     """Write records atomically as JSONL (gzip when the name ends in .gz); return the count."""
     count = 0
     with jsonl_writer(path) as write:
-        for rec in records:
+        for count, rec in enumerate(records, 1):
             write(rec)
-            count += 1
     return count
 
 

@@ -314,8 +314,8 @@ class PubmedFetcher:
     def _fetch_batch(self, ids: list[str]) -> bytes:
         params = {**self._params(), "id": ",".join(ids)}
         if len(ids) <= GET_MAX_IDS:
-            return self.http.get_bytes(self.url, params, use_cache=False, check=check_efetch)
-        return self.http.post_bytes(self.url, data=params, use_cache=False, check=check_efetch)
+            return self.http.fetch("GET", self.url, params, kind="bytes", use_cache=False, check=check_efetch)
+        return self.http.fetch("POST", self.url, data=params, kind="bytes", use_cache=False, check=check_efetch)
 
     def esearch(self, term: str, retmax: int, sort: str = "relevance") -> list[str]:
         """PMIDs matching ``term`` (at most ``retmax``, in ``sort`` order); not cached (the caller caches per query)."""

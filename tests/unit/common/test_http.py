@@ -96,7 +96,7 @@ def test_retry_503_with_exponential_backoff(served, tmp_path):
     clk = FakeClock()
     served["script"] = [(503, {}, b""), (502, {}, b""), (200, {}, b"raw-bytes")]
     http = HttpClient(cache_dir=tmp_path, rate=100, backoff=1.5, clock=clk, sleep=clk.sleep)
-    assert http.get_bytes(served["url"] + "/b") == b"raw-bytes"
+    assert http.fetch("GET", served["url"] + "/b", kind="bytes") == b"raw-bytes"
     backoffs = [s for s in clk.sleeps if s >= 1.0]
     assert backoffs == [1.5, 3.0]
     assert http.stats["retries"] == 2
@@ -142,9 +142,9 @@ def test_post_body_is_part_of_the_cache_key(served, tmp_path):
     clk = FakeClock()
     served["script"] = [(200, {}, b"one"), (200, {}, b"two")]
     http = HttpClient(cache_dir=tmp_path, rate=100, clock=clk, sleep=clk.sleep)
-    assert http.post_bytes(served["url"] + "/p", data={"id": "1"}) == b"one"
-    assert http.post_bytes(served["url"] + "/p", data={"id": "2"}) == b"two"
-    assert http.post_bytes(served["url"] + "/p", data={"id": "1"}) == b"one"
+    assert http.fetch("POST", served["url"] + "/p", data={"id": "1"}, kind="bytes") == b"one"
+    assert http.fetch("POST", served["url"] + "/p", data={"id": "2"}, kind="bytes") == b"two"
+    assert http.fetch("POST", served["url"] + "/p", data={"id": "1"}, kind="bytes") == b"one"
     assert [m for m, *_ in served["log"]] == ["POST", "POST"]
     assert served["log"][0][2] == b"id=1"
 
@@ -193,7 +193,7 @@ def test_cache_files_get_the_mode_of_the_umask(served, tmp_path, umask, mode):
     try:
         http = HttpClient(cache_dir=tmp_path / "c", rate=100)
         http.get_json(served["url"] + "/a")
-        http.get_bytes(served["url"] + "/b")
+        http.fetch("GET", served["url"] + "/b", kind="bytes")
     finally:
         os.umask(old)
     files = sorted(p for p in (tmp_path / "c").rglob("*") if p.is_file())  # the answers and their lock files

@@ -76,7 +76,7 @@ def test_eutils_400_with_an_api_key_leaks_it_nowhere(eutils, tmp_path, caplog):
     for text in (str(exc), repr(exc), exc.url, caplog.text, _files_text(tmp_path)):
         assert SECRET not in text  # ... and shows up in no message, log record or file
     with caplog.at_level(logging.DEBUG), pytest.raises(HttpError) as info2:
-        http.get_bytes(base + "/efetch.fcgi", {"db": "pubmed", "api_key": SECRET, "id": "123"})
+        http.fetch("GET", base + "/efetch.fcgi", {"db": "pubmed", "api_key": SECRET, "id": "123"}, kind="bytes")
     assert SECRET not in str(info2.value) and "id=123" in str(info2.value) and SECRET not in caplog.text
 
 
