@@ -1,10 +1,5 @@
-"""CliniFact claims from ClinicalTrials.gov study records (Zhang et al., Sci Data 2025): completed or terminated
-interventional studies with results and two arms (one EXPERIMENTAL, one comparator); each primary outcome's two
-groups mapped onto the arms by embedding similarity; positive iff any parseable p-value is significant; the test
-type from ``nonInferiorityType``; the claim "{intervention} is {type phrase} to {comparator} in terms of {outcome}
-{time frame}"; labels per reference (one RESULT → EVIDENCE / INCONCLUSIVE, each BACKGROUND → NOT ENOUGH INFO).
-Whatever a study does not yield is recorded with a reason in a :class:`SkipReport`.
-"""
+"""CliniFact claims from ClinicalTrials.gov study records (Zhang et al., Sci Data 2025), built by the construction
+rules of docs/clinifact.md; whatever a study does not yield is recorded with a reason in a :class:`SkipReport`."""
 
 from __future__ import annotations
 

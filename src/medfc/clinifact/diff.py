@@ -1,7 +1,5 @@
-"""Rebuilt CliniFact pairs (``all_pairs.csv``, before NEI downsampling) against the release: rows paired by
-(nctId, PMID, outcome title), compared exactly, each in one of :data:`CATEGORIES`; a one-sided row's reason is
-read from the pipeline's own records (the studies step's ``excluded`` list, the skip reports).
-"""
+"""Rebuilt CliniFact pairs (``all_pairs.csv``) against the release, each row in one of :data:`CATEGORIES`; a one-sided
+row's reason is read from the pipeline's own records (the studies step's ``excluded`` list, the skip reports)."""
 
 from __future__ import annotations
 

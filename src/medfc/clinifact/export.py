@@ -1,8 +1,5 @@
-"""The CliniFact pairs in two more formats, written beside the release-format CSVs by ``build_pairs``: the official
-release's instruction JSONL (``primary_outcome_publication_instruction``, byte for byte: one ``{"text": ...}`` a
-line, the answer word in the train and validation files only) and typed Parquet (the same 22 columns, list columns
-as ``list<string>``, ``index``, ``PMID`` and ``label`` as ``int64``, the rest ``string``).
-"""
+"""The CliniFact pairs in two more formats beside the release-format CSVs: the release's instruction JSONL, byte for
+byte, and typed Parquet (docs/clinifact.md, "Instruction format and typed Parquet")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The official CliniFact release (ds4dh/CliniFact) as an alternative source of pairs: ``source`` is a directory
-or base URL (downloaded once into ``cache_dir``) holding the three split CSVs (22 columns). Each file is read
-strictly (:func:`read_split`): an unreadable file stops the step naming file and line; a row with a bad label,
-index, empty text or list column is skipped with its reason and ``<file>:<line>``.
-"""
+"""The official CliniFact release (ds4dh/CliniFact) as a source of pairs: a directory or base URL (downloaded once)
+holding the three split CSVs, each read strictly (docs/clinifact.md, "Bad input files")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """The rebuilt CliniFact pairs as a folder ``datasets`` loads by config (rule ``clinifact_export``): the card
-``README.md`` (configs ``clinifact_source``, the typed Parquet, and ``clinifact_bigbio_te``) and BigBio's
-textual-entailment view of each split, ``bigbio_te/<split>_set.parquet``.
-"""
+``README.md`` and BigBio's textual-entailment view of each split, ``bigbio_te/<split>_set.parquet``."""
 
 from __future__ import annotations
 

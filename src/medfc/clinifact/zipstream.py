@@ -1,12 +1,8 @@
 """A zip's members read one at a time through its central directory: ``zipfile`` holds every member's entry (some
 560 bytes each: about 270 MiB for the 500,000-member ClinicalTrials.gov bulk zip), this reader one entry and the
-member being read (at most ``max_size``, in chunks), whatever the number of members.
-
-Supported: STORED and DEFLATED members, data descriptors and ZIP64. A member's CRC mismatch, corrupt deflate data,
-unsupported method or encryption is reported on it (``ZipMember.error``) and the reading goes on. A file without its
-whole central directory (a download cut short) raises ``TruncatedZip`` before any member is read; ``BadZip``: not a
-zip, or a central directory that does not point at its members.
-"""
+member being read (at most ``max_size``, in chunks). STORED and DEFLATED members, data descriptors and ZIP64; a bad
+member is reported on it (``ZipMember.error``) and the reading goes on; a file without its whole central directory
+raises ``TruncatedZip`` before any member is read, one that is no zip ``BadZip``."""
 
 from __future__ import annotations
 

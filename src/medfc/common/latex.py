@@ -1,8 +1,5 @@
-"""Tables as a two-column paper sets them: booktabs LaTeX that compiles with pdflatex and fits its column.
-
-:func:`render` escapes all text, formats cells by their column's ``fmt``, sets a ``table`` when the estimated
-width fits :data:`COLUMN_PT` (else ``table*``) and splits a table longer than :data:`MAX_ROWS` into
-``(continued)`` floats. :func:`preamble`: the run's ``main.tex``'s."""
+"""Tables as a two-column paper sets them: booktabs LaTeX that compiles with pdflatex and fits its column (a
+``table*`` when too wide for it), a table longer than :data:`MAX_ROWS` split into ``(continued)`` floats."""
 
 from __future__ import annotations
 
@@ -261,7 +258,8 @@ def _chunks(blocks: Sequence[Block], size: int) -> list[list[Block]]:
 
 
 def render(table: LatexTable) -> str:
-    """The table as one or more booktabs floats (see the module's docstring)."""
+    """The table as booktabs floats of at most :data:`MAX_ROWS` body rows, all text escaped, cells formatted by their
+    column's ``fmt``, a ``table`` or a ``table*`` by :func:`placement`."""
     env = "table" if placement(table) == "column" else "table*"
     begin, end = _tabular_head(table)
     too_wide = not any(c.wrap for c in table.columns) and estimated_width(table) > TEXT_PT

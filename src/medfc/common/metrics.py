@@ -1,8 +1,5 @@
-"""Label metrics (accuracy, per-class and macro P/R/F1, confusion matrix) for checkpoint selection and scoring.
-
-Conventions (docs/scoring.md): ``labels`` fixes the classes and their order, and a class that never occurs
-still counts in the macro average; a ratio with a zero denominator is 0; a gold label outside ``labels`` is an
-error, a predicted one is simply wrong (counted in ``n_unknown_pred``)."""
+"""Label metrics (accuracy, per-class and macro P/R/F1, confusion matrix) for checkpoint selection and scoring, by
+the conventions of docs/scoring.md ("Definitions"): ``labels`` fixes the classes, a zero denominator gives 0."""
 
 from __future__ import annotations
 

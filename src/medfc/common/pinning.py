@@ -1,7 +1,5 @@
-"""Pinned release files: a location (a URL at a commit, or a local copy) and each file's SHA-256, in the config.
-
-A file whose hash differs from its pin is refused before it is read (:func:`verify`); an unpinned file (null) is
-accepted and its hash recorded (:func:`release_record`, into the step's report and ``releases.jsonl``)."""
+"""Pinned release files (docs/sources.md, "Pinned releases"): a file whose SHA-256 differs from its pin is refused
+before it is read (:func:`verify`), an unpinned one accepted and its hash recorded (:func:`release_record`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The config schema's defaults, for entry points outside Snakemake (``python -m medfc.scoring``).
-
-Every default lives in ``workflow/schemas/config.schema.yaml`` (found beside ``src/``, or at ``$MEDFC_SCHEMA``);
-:func:`defaults` / :func:`section` fill them in exactly as the workflow's validation fills an empty config."""
+"""The config schema's defaults (``workflow/schemas/config.schema.yaml``, or ``$MEDFC_SCHEMA``), filled in as the
+workflow's validation fills an empty config, for entry points outside Snakemake (``python -m medfc.scoring``)."""
 
 from __future__ import annotations
 

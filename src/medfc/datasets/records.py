@@ -1,8 +1,5 @@
-"""A dataset's rows as the run's records, and its three splits (the rules: docs/datasets.md, Checks and Splits).
-
-Each row becomes ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}`` (:class:`RowMapper`), the
-fields as text (:func:`as_text`, :func:`evidence_text`; labels by :func:`label_text`); without an id field a row's id
-is ``<file key>-<n>`` (its 1-based row number)."""
+"""A dataset's rows as the run's records ``{"id", "claim", "title" (only with fields.title), "evidence", "label"}``,
+and its three splits (the rules: docs/datasets.md, Checks and Splits)."""
 
 from __future__ import annotations
 

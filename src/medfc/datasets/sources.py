@@ -1,8 +1,5 @@
-"""Where a dataset's data files are (``datasets.<name>.source``, docs/datasets.md), in a light module: the plan
-checks the source, the import downloads and verifies the files (:func:`fetch`).
-
-Exactly one of ``path``, ``url`` and ``hf`` (a dataset repository at a 40-hex ``revision``; ``$HF_ENDPOINT``).
-A URL's file is downloaded once into the cache; every file is checked against its ``source.sha256.<key>`` pin."""
+"""Where a dataset's data files are (``datasets.<name>.source``: exactly one of ``path``, ``url`` and ``hf``;
+docs/datasets.md), in a light module: the plan checks the source, the import downloads and verifies the files."""
 
 from __future__ import annotations
 

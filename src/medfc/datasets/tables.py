@@ -1,7 +1,5 @@
-"""The rows of a dataset's data file by its ending: ``.csv``/``.tsv`` (:mod:`medfc.common.csvfile`, every value
-text), ``.json`` (an array of objects, or an object whose ``data`` is one), ``.jsonl``/``.ndjson``, ``.parquet``; or
-the splits of a ``save_to_disk`` folder (``dataset_dict.json`` names the splits, each ``state.json`` its Arrow files).
-A BOM is dropped; JSON, Parquet and Arrow values keep their types. Unreadable files raise ``InputFileError``."""
+"""The rows of a dataset's data file by its ending (CSV, TSV, JSON, JSONL, Parquet) or the splits of a ``save_to_disk``
+folder; JSON, Parquet and Arrow values keep their types. Unreadable files raise ``InputFileError``."""
 
 from __future__ import annotations
 

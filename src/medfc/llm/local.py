@@ -1,8 +1,5 @@
-"""A local ``transformers`` causal LM behind :class:`~medfc.llm.base.LLMClient`.
-
-``chat`` uses the tokenizer's chat template, greedy at temperature 0 in length-sorted batches; a prompt too long
-for the model is a failed :class:`Completion`, never an exception. ``score_options`` sums each option's token
-log-probabilities. Weights load in bf16 where the GPU supports it (fp16 otherwise, fp32 on the CPU)."""
+"""A local ``transformers`` causal LM behind :class:`~medfc.llm.base.LLMClient`: chat greedy at temperature 0 in
+length-sorted batches (a prompt too long for the model is a failed :class:`Completion`, never an exception)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """An OpenAI-compatible server (vLLM, llama.cpp, Ollama, a hosted API) behind :class:`~medfc.llm.base.LLMClient`,
-through :class:`~medfc.common.http.HttpClient` (retries, rate limit, disk cache keyed by URL and sorted body).
-
-``chat`` posts to ``/chat/completions``; ``score_options`` to ``/completions`` (an option's log-probability: the
-log-sum-exp of the top tokens equal to it once stripped). The API key is a header, never in the cache key, and
-redacted everywhere. Every answer passes :func:`check_answer` before it is used or cached. A refused request raises
-:class:`~medfc.llm.base.LLMEndpointError`; a chat call that fails after its retries is a :class:`Completion`
-with ``error`` set."""
+through :class:`~medfc.common.http.HttpClient` (retries, rate limit, disk cache keyed by URL and sorted body). The API
+key is a header, never in the cache key, and redacted everywhere; every answer passes :func:`check_answer` before it
+is used or cached."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Structured (JSON) answers: parse, validate against a JSON schema, repair once.
-
-A failing answer gets one repair call; what still fails is ``ok=False``. A failed call is not a malformed answer:
-``failed`` is set and the result must not be cached."""
+"""Structured (JSON) answers: parsed, validated against a JSON schema, repaired once; a failed call is not a
+malformed answer (``failed``: not to be cached)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Search clients shared by MedSNIP's retrieval-augmented verifier and HealthFC's open-domain evidence: each backend
-answers ``search(query, k) -> list[Hit]`` (:class:`WebSearch`, a Serper-compatible API; :class:`PubMedSearch`;
-:class:`WikipediaSearch`), :class:`CachedSearch` keeps each answer on disk. A bad day never looks like "no results":
-error answers (also with HTTP 200) and answers without result fields are errors, the passing ones retried; a refused
-key or account is :class:`SearchKeyRejected`, a missing required key :class:`MissingApiKey`. Only answers are cached.
-"""
+"""Search clients shared by MedSNIP's retrieval-augmented verifier and HealthFC's open-domain evidence, each answering
+``search(query, k) -> list[Hit]``; :class:`CachedSearch` keeps each answer on disk. A bad day never looks like "no
+results": error answers (also with HTTP 200) are errors, never cached (docs/experiments.md, "Open-domain evidence")."""
 
 from __future__ import annotations
 
