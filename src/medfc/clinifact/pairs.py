@@ -131,10 +131,10 @@ def label_table(splits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
 
 
-def dataset_card(splits: Mapping[str, pd.DataFrame], report: SkipReport | None = None, title: str = "CliniFact (rebuilt)", notes: str = "") -> str:
+def dataset_card(splits: Mapping[str, pd.DataFrame], report: SkipReport, notes: str = "") -> str:
     """A markdown dataset card with the counts that describe the build."""
     allp = pd.concat(list(splits.values()), ignore_index=True) if splits else pd.DataFrame(columns=RELEASE_COLUMNS)
-    lines = [f"# {title}", ""]
+    lines = ["# CliniFact (rebuilt)", ""]
     if notes:
         lines += [notes, ""]
     lines += [
@@ -151,12 +151,8 @@ def dataset_card(splits: Mapping[str, pd.DataFrame], report: SkipReport | None =
         "Columns follow the official release (22 columns; list columns are Python-list literals).",
         "",
     ]
-    if report is not None:
-        reasons = report.reasons()
-        lines += ["## Dropped pairs by reason", ""]
-        if reasons:
-            lines += ["| reason | count |", "| --- | --- |"] + [f"| {r} | {n} |" for r, n in reasons.items()]
-        else:
-            lines.append("none")
-        lines.append("")
-    return "\n".join(lines)
+    reasons = report.reasons()
+    lines += ["## Dropped pairs by reason", ""]
+    table = ["| reason | count |", "| --- | --- |", *(f"| {r} | {n} |" for r, n in reasons.items())]
+    lines += table if reasons else ["none"]
+    return "\n".join([*lines, ""])

@@ -51,20 +51,16 @@ class JsonlAppender:
         self.sort_keys = sort_keys
         self._fd: int | None = None
 
-    def _open(self) -> int:
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-            self._fd = os.open(self.path, flags, 0o666)
-        return self._fd
-
     def append(self, records: Iterable[Mapping[str, object]]) -> int:
         """Append ``records`` (one line each) as one batch; return how many."""
         lines = [json.dumps(rec, ensure_ascii=False, sort_keys=self.sort_keys) + "\n" for rec in records]
         if not lines:
             return 0
         payload = "".join(lines).encode("utf-8")
-        fd = self._open()
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        fd = self._fd
         locked = lock(fd, self.path)
         try:
             size = os.fstat(fd).st_size

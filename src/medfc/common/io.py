@@ -92,12 +92,8 @@ def numbered_json_lines(lines: Iterable[str]) -> Iterator[tuple[int, JSONValue |
 def _new_temp(path: Path) -> tuple[int, Path]:
     """A new file ``.<name>.<random>.tmp`` beside ``path``, opened for writing with mode 0o666 (the umask applies)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
-    while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:  # pragma: no cover - 48 random bits
-            continue
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"  # 48 random bits: never another's name
+    return os.open(tmp, flags, 0o666), tmp
 
 
 def remove_orphaned_temps(paths: Iterable[str | os.PathLike], suffixes: Iterable[str] = (".tmp",)) -> list[Path]:

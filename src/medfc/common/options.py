@@ -119,12 +119,9 @@ def _members(hint: Any) -> tuple[type, ...]:
     if typing.get_origin(hint) is typing.Annotated:
         hint = typing.get_args(hint)[0]
     args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
-    out: list[type] = []
-    for a in args:
-        if a is type(None):
-            continue
-        out.extend(_members(a) if typing.get_origin(a) in (typing.Annotated, typing.Union, types.UnionType) else (a,))
-    return tuple(out)
+    nested = (typing.Annotated, typing.Union, types.UnionType)
+    return tuple(m for a in args if a is not type(None)
+                 for m in (_members(a) if typing.get_origin(a) in nested else (a,)))
 
 
 def _without_own_tags(cls: type, data: Mapping[str, Any], where: str) -> Mapping[str, Any]:

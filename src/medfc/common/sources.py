@@ -198,14 +198,9 @@ def _download_attempt(url: str, dest: Path, client: HttpClient, progress: bool,
         shutil.rmtree(tmp_dir, ignore_errors=True)
 
 
-def _headers(responses: list[requests.Response]) -> Mapping[str, str]:
-    """The headers of the answer (after any redirect), none before it came."""
-    return responses[-1].headers if responses else {}
-
-
 def _stated(responses: list[requests.Response]) -> tuple[int | None, bool]:
-    """``(Content-Length, chunked)`` of the answer."""
-    headers = _headers(responses)
+    """``(Content-Length, chunked)`` of the answer (after any redirect; none before it came)."""
+    headers: Mapping[str, str] = responses[-1].headers if responses else {}
     chunked = "chunked" in (headers.get("Transfer-Encoding") or "").lower()
     raw = (headers.get("Content-Length") or "").strip()
     return (int(raw) if raw.isdigit() and not chunked else None), chunked
@@ -220,8 +215,8 @@ def _received(responses: list[requests.Response], folder: Path) -> tuple[int, bo
     except Exception:
         wire = None
     written = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    encoding = (_headers(responses).get("Content-Encoding") or "identity").strip().lower()
-    if encoding not in ("", "identity"):
+    encoding = responses[-1].headers.get("Content-Encoding") if responses else None
+    if (encoding or "identity").strip().lower() not in ("", "identity"):
         return (written, False) if wire is None else (wire, True)
     return max(wire or 0, written), True
 

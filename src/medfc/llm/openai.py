@@ -146,14 +146,6 @@ class OpenAICompatibleLM(LLMClient):
         return LLMEndpointError(f"the LLM endpoint {url} {did} (HTTP {status}) for model {self.model!r}, key in {key}: "
                                 f"{detail}; {hint}", url=url, status=status, model=self.model, api_key_env=env)
 
-    @property
-    def requests_sent(self) -> int:
-        return int(self.http.stats["requests"])
-
-    @property
-    def cache_hits(self) -> int:
-        return int(self.http.stats["cache_hits"])
-
     def _chat_one(self, conversation: Sequence[Message], params: GenerationParams) -> Completion:
         body: dict[str, object] = {"model": self.model, "messages": [dict(m) for m in conversation],
                                    "max_tokens": int(params.max_tokens), "temperature": float(params.temperature)}

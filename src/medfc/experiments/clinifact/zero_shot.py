@@ -49,6 +49,6 @@ def run_zero_shot(split_csvs: dict[str, str | os.PathLike], opts: ZeroShotOption
                      "n_prompts_trimmed": trimmed, "n_no_option": no_option, "scores": scores_by_split(records, opts.splits),
                      "skips": report.as_dict()}
     if not runs_locally(opts.backend):  # a server's: what was sent, what came from the cache
-        info["requests_sent"] = scorer.requests_sent
-        info["cache_hits"] = scorer.cache_hits
+        info["requests_sent"] = int(scorer.http.stats["requests"])
+        info["cache_hits"] = int(scorer.http.stats["cache_hits"])
     return records, info
