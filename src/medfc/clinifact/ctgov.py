@@ -46,12 +46,12 @@ def _page_check(first_page_of: Mapping[str, int], i: int) -> Callable[[JSONValue
     """The answer check of page ``i`` (0-based): a search page whose next token opens no page up to this one."""
 
     def check(page: JSONValue) -> None:
-        from medfc.common.http import AnswerError
+        from medfc.common.http import AnswerError, answer_says
 
         if not isinstance(page, dict) or not isinstance(page.get("studies"), list):
             # every v2 search page has "studies" (an empty list when nothing matched); an object without it is an
             # error sent with HTTP 200 (a proxy's or the API's), never the search's last page
-            said = " ".join(str(page.get("message") or page.get("error") or "").split())[:200] if isinstance(page, dict) else ""
+            said = answer_says(page, "message", "error")
             raise AnswerError(f"not a search page (an object with a list of studies){f': {said}' if said else ''}", retryable=True)
         nxt = page.get("nextPageToken")
         if nxt and first_page_of.get(nxt, i + 1) <= i:

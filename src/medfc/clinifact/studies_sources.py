@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from medfc.common.report import SkipReport
     from medfc.common.stepfiles import StepFiles
 
-__all__ = ["STUDIES_SOURCES", "StudiesOptions", "StudiesSource", "source_names", "studies_source"]
+__all__ = ["STUDIES_SOURCES", "StudiesOptions", "StudiesSource", "studies_source"]
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,6 @@ STUDIES_SOURCES: dict[str, StudiesSource] = {
 }
 
 
-def source_names() -> tuple[str, ...]:
-    """The registered sources' names, in registration order."""
-    return tuple(STUDIES_SOURCES)
-
-
 def studies_source(name: str) -> StudiesSource:
     """The source called ``name``; an unknown one is a ValueError naming the known ones."""
     return lookup(STUDIES_SOURCES, name, "studies source")
@@ -81,7 +76,7 @@ def studies_source(name: str) -> StudiesSource:
 
 # ``clinifact.studies.source``: checked against the registry when the options are built, so a source registered
 # later (a test's) is one; the Literal is the type checkers' (the names at import)
-SourceName = Annotated[Literal[tuple(STUDIES_SOURCES)], OneOf(source_names)]  # type: ignore[valid-type]
+SourceName = Annotated[Literal[tuple(STUDIES_SOURCES)], OneOf(lambda: tuple(STUDIES_SOURCES))]  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)

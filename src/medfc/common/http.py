@@ -95,29 +95,24 @@ def cache_key(method: str, url: str, params: Params | None = None, data: Body = 
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def answer_says(doc: object, *fields: str) -> str:
+    """What an error answer says of itself, redacted, on one line, at most 200 characters: the first of ``fields``
+    the object ``doc`` fills (an object there: its ``info``, ``message`` or ``code``), or ``doc`` itself."""
+    values = ([doc.get(f) for f in fields] if isinstance(doc, dict) else []) if fields else [doc]
+    for value in values:
+        if isinstance(value, dict):
+            value = value.get("info") or value.get("message") or value.get("code")
+        if value:
+            return " ".join(redact(value).split())[:200]
+    return ""
+
+
 def _error_detail(resp: requests.Response) -> str:
-    """An error answer's own message (Serper's ``message``, NCBI's ``error``, MediaWiki's ``error.info``),
-    at most 200 characters."""
+    """An error answer's own message (Serper's ``message``, NCBI's ``error``, MediaWiki's ``error.info``)."""
     try:
-        doc = json.loads(resp.content or b"")
+        return answer_says(json.loads(resp.content or b""), "message", "error", "detail")
     except (ValueError, UnicodeDecodeError):
         return ""
-    if not isinstance(doc, dict):
-        return ""
-    said = doc.get("message") or doc.get("error") or doc.get("detail") or ""
-    if isinstance(said, dict):
-        said = said.get("info") or said.get("message") or said.get("code") or ""
-    return " ".join(str(said).split())[:200]
-
-
-def _content_length(resp: requests.Response) -> int | None:
-    """The announced body length (None when compressed or absent)."""
-    if (resp.headers.get("Content-Encoding") or "identity").lower() != "identity":
-        return None
-    try:
-        return int(resp.headers.get("Content-Length") or "")
-    except ValueError:
-        return None
 
 
 def _origin_url(url: str) -> str:
@@ -298,9 +293,10 @@ class HttpClient:
         """(raw bytes, value) of a success answer; :class:`_Retry` for one cut short, one that should be JSON
         and is not (a proxy's HTML page), or a retryable :class:`AnswerError`; :class:`HttpError` when ``check`` refuses it."""
         raw = resp.content
-        expected = _content_length(resp)
-        if expected is not None and len(raw) < expected:
-            raise _Retry(f"body cut short ({len(raw)} of {expected} bytes)")
+        stated = (resp.headers.get("Content-Length") or "").strip()
+        compressed = (resp.headers.get("Content-Encoding") or "identity").lower() != "identity"
+        if stated.isdigit() and not compressed and len(raw) < int(stated):
+            raise _Retry(f"body cut short ({len(raw)} of {int(stated)} bytes)")
         if kind == "json":
             try:
                 value = json.loads(raw)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from medfc.common.http import AnswerError, HttpClient, HttpError
+from medfc.common.http import AnswerError, HttpClient, HttpError, answer_says
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.redact import redact, remember_secret_env
 from medfc.llm.base import Completion, GenerationParams, Ledger, LLMClient, LLMEndpointError, Message
@@ -57,8 +57,8 @@ def check_answer(model: str, *, chat: bool, logprobs: bool = False) -> Callable[
         error = doc if doc.get("object") == "error" else doc.get("error")
         if error:
             status = _status_of(error) or _status_of(doc)
-            said = (error.get("message") or error.get("detail") or error.get("type") or "") if isinstance(error, dict) else error
-            text = f"error object: {' '.join(str(said).split())[:200] or 'no message'}{f' (code {status})' if status else ''}"
+            said = answer_says(error, "message", "detail", "type") if isinstance(error, dict) else answer_says(error)
+            text = f"error object: {said or 'no message'}{f' (code {status})' if status else ''}"
             refused = status is not None and 400 <= status < 500 and status not in _PASSING
             raise AnswerError(text, retryable=not refused, status=status)
         choices = doc.get("choices")

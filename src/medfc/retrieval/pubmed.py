@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from medfc.common.http import AnswerError, HttpClient
+from medfc.common.http import AnswerError, HttpClient, answer_says
 from medfc.common.io import InputFileError, atomic_write
 from medfc.common.jsontypes import JSONValue
 from medfc.common.progress import progress_bar
@@ -229,10 +229,6 @@ def split_article_set(xml: bytes | str, source: str = "efetch answer") -> dict[s
     return out
 
 
-def _said(value: JSONValue) -> str:
-    return " ".join(str(value or "").split())[:200]
-
-
 def check_esearch(doc: JSONValue) -> None:
     """An esearch JSON answer, or AnswerError: ``esearchresult.ERROR`` (with HTTP 200) and an answer without an
     ``idlist`` are retried, NCBI's ``{"error": …}`` is refused; an empty ``idlist`` means nothing found."""
@@ -240,11 +236,11 @@ def check_esearch(doc: JSONValue) -> None:
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     res = doc.get("esearchresult")
     if not isinstance(res, dict):
-        if said := _said(doc.get("error") or doc.get("message")):
+        if said := answer_says(doc, "error", "message"):
             raise AnswerError(f"E-utilities error: {said}", retryable="rate limit" in said.lower(), status=400)
         raise AnswerError("an esearch answer without 'esearchresult'", retryable=True)
     if res.get("ERROR"):
-        raise AnswerError(f"E-utilities error: {_said(res['ERROR'])}", retryable=True)
+        raise AnswerError(f"E-utilities error: {answer_says(res, 'ERROR')}", retryable=True)
     if not isinstance(res.get("idlist"), list):
         raise AnswerError("an esearch answer without 'esearchresult.idlist'", retryable=True)
 
@@ -258,7 +254,7 @@ def check_efetch(raw: bytes) -> None:
         what = "an HTML page" if head.startswith((b"<!doctype html", b"<html")) else f"not well-formed XML ({exc})"
         raise AnswerError(f"the efetch answer is {what}, not a PubmedArticleSet", retryable=True) from None
     if root.tag != "PubmedArticleSet":
-        error = _said(root.findtext("ERROR") or root.findtext(".//ERROR"))
+        error = answer_says(root.findtext("ERROR") or root.findtext(".//ERROR"))
         raise AnswerError(f"E-utilities error: {error}" if error else f"the efetch answer is a <{root.tag}>, not a PubmedArticleSet",
                           retryable=True)
 

@@ -8,11 +8,10 @@ import html
 import json
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from medfc.common.http import AnswerError, HttpClient, HttpError
+from medfc.common.http import AnswerError, HttpClient, HttpError, answer_says
 from medfc.common.jsoncache import UnitCache, cache_key
 from medfc.common.jsontypes import JSONValue
 from medfc.common.redact import redact
@@ -59,16 +58,6 @@ def _refused(error: HttpError, source: str, variable: str) -> HttpError | Search
     return SearchKeyRejected(source, variable, error) if refused else error
 
 
-def _said(doc: Mapping[str, JSONValue], *fields: str) -> str:
-    for f in fields:
-        v = doc.get(f)
-        if isinstance(v, dict):
-            v = v.get("info") or v.get("message") or v.get("code")
-        if v:
-            return " ".join(redact(v).split())[:200]
-    return ""
-
-
 SERPER_RESULT_FIELDS = ("organic", "answerBox", "knowledgeGraph", "searchParameters")
 
 
@@ -78,7 +67,7 @@ def check_serper(doc: JSONValue) -> None:
     if not isinstance(doc, dict):
         raise AnswerError(f"the answer is a JSON {type(doc).__name__}, not an object", retryable=False)
     status = doc.get("statusCode") if isinstance(doc.get("statusCode"), int) else None
-    message = _said(doc, "message", "error")
+    message = answer_says(doc, "message", "error")
     results = any(f in doc for f in SERPER_RESULT_FIELDS)
     if results and not (status and status >= 400):
         return
@@ -101,7 +90,7 @@ def check_mediawiki(doc: JSONValue) -> None:
     err = doc.get("error") if isinstance(doc.get("error"), dict) else (errors[0] if errors and isinstance(errors[0], dict) else None)
     if err is not None:
         code = str(err.get("code") or "unknown")
-        info = _said(err, "info", "text", "*")
+        info = answer_says(err, "info", "text", "*")
         retry = code in MEDIAWIKI_RETRY or code.startswith("internal_api_error")
         lag = err.get("lag")
         raise AnswerError(f"MediaWiki error {code}: {info}", retryable=retry,
