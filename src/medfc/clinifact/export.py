@@ -12,7 +12,6 @@ from medfc.common.io import atomic_output
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where used
     import pandas as pd
-    import pyarrow as pa
 
 #: the release's instruction, word for word (its "## Input:" header included)
 INSTRUCTION = (
@@ -34,25 +33,22 @@ TEXT_FIELD = "text"  # the release's only field (its scripts' ``dataset_text_fie
 INT_COLUMNS = ("index", "PMID", "label")
 
 
-def instruction_text(claim: str, abstract: str, label: int | None = None) -> str:
-    """One pair as the release's instruction ``text``; the answer word follows when ``label`` is given."""
-    answer = "" if label is None else ANSWER_WORDS[int(label)]
-    return f"{INSTRUCTION}Claim: {claim}\nAbstract: {abstract}\n{RESPONSE}{answer}"
-
-
 def write_instruction_jsonl(df: pd.DataFrame, path: str | os.PathLike, *, with_response: bool) -> int:
-    """The split as the release's instruction JSONL (atomically); returns the number of lines."""
+    """The split as the release's instruction JSONL (atomically), ``with_response`` each line's answer word; returns
+    the number of lines."""
     with atomic_output(path) as fh:
         for claim, abstract, label in zip(df["claim"], df["article_abstract"], df["label"]):
-            rec = {TEXT_FIELD: instruction_text(claim, abstract, label if with_response else None)}
+            answer = ANSWER_WORDS[int(label)] if with_response else ""
+            rec = {TEXT_FIELD: f"{INSTRUCTION}Claim: {claim}\nAbstract: {abstract}\n{RESPONSE}{answer}"}
             fh.write((json.dumps(rec) + "\n").encode("ascii"))  # json.dumps' defaults, as the release
     return len(df)
 
 
-def arrow_table(df: pd.DataFrame) -> pa.Table:
-    """A release-format split as an Arrow table (list literals parsed; ``index``, ``PMID``, ``label`` int64, the
-    rest strings)."""
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """A release-format split as Parquet (atomically): list literals parsed into lists of strings, ``index``,
+    ``PMID`` and ``label`` int64, the rest strings."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     columns = {}
     for col in RELEASE_COLUMNS:
@@ -64,15 +60,9 @@ def arrow_table(df: pd.DataFrame) -> pa.Table:
         else:
             kind, values = pa.string(), [None if v is None else str(v) for v in values]
         columns[col] = pa.array(values, type=kind)
-    return pa.table(columns)
-
-
-def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    """The split as Parquet with typed list columns (atomically)."""
-    import pyarrow.parquet as pq
-
     with atomic_output(path) as fh:
-        pq.write_table(arrow_table(df), fh)
+        pq.write_table(pa.table(columns), fh)
+
 
 #: the dataset card's words on its three Hugging Face configs (appended to :func:`medfc.clinifact.pairs.dataset_card`)
 CARD_CONFIGS = """

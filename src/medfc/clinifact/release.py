@@ -36,10 +36,8 @@ def verify_release(source: str, sha256: Mapping[str, str | None], key: str,
                    cache_dir: str | os.PathLike | None = None) -> dict[str, JSONValue]:
     """Every split file located and checked against its pinned SHA-256 (config key ``key``.<split>) before any is
     read; the release's record."""
-    files = {}
-    for split in SPLITS:
-        path = locate(source, split, cache_dir)
-        files[RELEASE_FILES[split]] = verify(path, sha256.get(split), f"{key}.{split}", file_location(source, split))
+    files = {RELEASE_FILES[split]: verify(locate(source, split, cache_dir), sha256.get(split), f"{key}.{split}",
+                                          file_location(source, split)) for split in SPLITS}
     return release_record("clinifact", source, files)
 
 

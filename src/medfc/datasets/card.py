@@ -29,11 +29,6 @@ def source_table(records: Sequence[Record], with_title: bool) -> pa.Table:
     return pa.table({c: pa.array([r[c] for r in records], pa.string()) for c in columns})
 
 
-def bigbio_rows(records: Sequence[Record]) -> list[dict[str, str]]:
-    """Each record as BigBio's entailment pair: the evidence → the claim, its class."""
-    return [{"id": r["id"], "premise": r["evidence"], "hypothesis": r["claim"], "label": r["label"]} for r in records]
-
-
 def _section(options: ImportOptions, splits: Mapping[str, Sequence[Record]], how: Mapping[str, str], report: SkipReport,
              record: Mapping[str, JSONValue]) -> str:
     classes = options.classes
@@ -73,7 +68,8 @@ def write_card(outputs: Mapping[str, str | os.PathLike], options: ImportOptions,
         table = source_table(splits[split], with_title)
         hf_dataset.check_labels(table, class_labels, f"{options.key} {split} split")
         hf_dataset.write_parquet(table, outputs[f"source_{split}"])
-        hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio_rows(splits[split])), outputs[f"bigbio_{split}"])
+        bigbio = [{"id": r["id"], "premise": r["evidence"], "hypothesis": r["claim"], "label": r["label"]} for r in splits[split]]
+        hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio), outputs[f"bigbio_{split}"])  # the evidence → the claim
     features = hf_dataset.features(source_table([], with_title).schema, class_labels)
     configs = hf_dataset.split_configs(options.name, Path(outputs["readme"]).parent, {s: outputs[f"source_{s}"] for s in SPLITS},
                                        {s: outputs[f"bigbio_{s}"] for s in SPLITS}, features, SPLITS)
