@@ -22,13 +22,15 @@ class CsvRecord:
     fields: list[str]
 
 
-def _decode(path: Path) -> str:
-    data = path.read_bytes()
+def read_utf8(path: str | os.PathLike, where: str | None = None) -> str:
+    """A file's UTF-8 text, a BOM dropped; bytes that are not UTF-8: :class:`InputFileError` naming ``where`` (the
+    file's path by default) and the line."""
+    data = Path(path).read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise InputFileError(path, line, f"not utf-8 text (byte {exc.start}: {exc.reason})") from exc
+        raise InputFileError(where or path, line, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
     return text.removeprefix("\ufeff")
 
 
@@ -44,7 +46,7 @@ def read_csv_records(path: str | os.PathLike, required: Iterable[str] = (), what
     """The header (names stripped) and an iterator over the non-blank records after it; :class:`InputFileError`
     for missing ``required`` columns (``what``: the kind of file), text not in UTF-8 or broken quoting."""
     path = Path(path)
-    reader = csv.reader(io.StringIO(_decode(path), newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(io.StringIO(read_utf8(path), newline=""), delimiter=delimiter, strict=True)
     try:
         header = [h.strip() for h in next(reader, [])]
     except csv.Error as exc:

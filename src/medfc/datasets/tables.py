@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from medfc.common.csvfile import field_count_problem, read_csv_records
+from medfc.common.csvfile import field_count_problem, read_csv_records, read_utf8
 from medfc.common.io import InputFileError, read_json
 from medfc.datasets.sources import SINGLE
 
@@ -65,15 +65,6 @@ def _csv(path: Path, location: str, delimiter: str) -> Table:
     return Table(location, header, rows, text_cells=True)
 
 
-def _text(path: Path, location: str) -> str:
-    """A file's UTF-8 text, a BOM dropped."""
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputFileError(location, data.count(b"\n", 0, exc.start) + 1, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
-
-
 def _parsed(text: str, location: str, line: int | None = None) -> Any:
     try:
         return json.loads(text)
@@ -82,7 +73,7 @@ def _parsed(text: str, location: str, line: int | None = None) -> Any:
 
 
 def _json(path: Path, location: str) -> Table:
-    doc = _parsed(_text(path, location), location)
+    doc = _parsed(read_utf8(path, location), location)
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):
         doc = doc["data"]
     if not isinstance(doc, list):
@@ -93,7 +84,7 @@ def _json(path: Path, location: str) -> Table:
 
 def _jsonl(path: Path, location: str) -> Table:
     """One JSON object a line; split at line feeds only, as a line's text may hold U+2028."""
-    lines = _text(path, location).split("\n")
+    lines = read_utf8(path, location).split("\n")
     rows = _objects((_parsed(line, location, n) for n, line in enumerate(lines, 1) if line.strip()), location)
     return Table(location, _columns(rows), rows)
 

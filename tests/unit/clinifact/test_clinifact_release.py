@@ -148,4 +148,4 @@ def test_bytes_that_are_not_utf8_are_an_error_naming_file_and_line(tmp_path):
     test.write_bytes(test.read_bytes().replace(b"article_title-30", b"article_title-\xe930"))
     with pytest.raises(InputFileError) as exc:
         release.import_release(str(rel), SkipReport("t"))
-    assert (exc.value.path, exc.value.line) == (str(test), 2) and exc.value.message.startswith("not utf-8 text (byte ")
+    assert (exc.value.path, exc.value.line) == (str(test), 2) and exc.value.message.startswith("not UTF-8 text (byte ")
