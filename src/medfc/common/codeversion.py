@@ -19,6 +19,7 @@ from medfc.common.collector import gc_paused
 from medfc.common.io import atomic_write
 
 PACKAGE = "medfc"
+CACHE_ENV = "MEDFC_CODEVERSION_CACHE"
 CACHE_FORMAT = 1  # bump when what an entry holds or how it is computed changes
 _PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"  # in every cache key: each Python dumps a tree its own way
 
@@ -60,9 +61,6 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 _disk: Path | None = None
 _trees: dict[str, ast.Module] = {}  # the steps modules' syntax trees (as parsed, docstrings in), by module
-
-
-CACHE_ENV = "MEDFC_CODEVERSION_CACHE"
 
 
 def user_cache_dir() -> Path:

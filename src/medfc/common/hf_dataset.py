@@ -116,14 +116,9 @@ def front_matter(card: Card) -> str:
     """The ``---``-fenced YAML block that opens the card's ``README.md`` (ends with a blank line)."""
     import yaml
 
-    configs = []
-    for c in card.configs:
-        entry: dict[str, object] = {"config_name": c.name}
-        if c.default:
-            entry["default"] = True
-        entry["data_files"] = [{"split": split, "path": list(files) if len(files) != 1 else files[0]}
-                               for split, files in c.splits.items()]
-        configs.append(entry)
+    configs = [{"config_name": c.name, **({"default": True} if c.default else {}),
+                "data_files": [{"split": split, "path": list(files) if len(files) != 1 else files[0]}
+                               for split, files in c.splits.items()]} for c in card.configs]
     meta = {"pretty_name": card.pretty_name, "license": card.license, "language": list(card.languages),
             "task_categories": ["text-classification"], "task_ids": ["fact-checking"], "tags": list(card.tags),
             "size_categories": [size_category(card.n_rows)], "configs": configs,

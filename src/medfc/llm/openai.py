@@ -147,19 +147,17 @@ class OpenAICompatibleLM(LLMClient):
                                 f"{detail}; {hint}", url=url, status=status, model=self.model, api_key_env=env)
 
     def _chat_one(self, conversation: Sequence[Message], params: GenerationParams) -> Completion:
-        body: dict[str, object] = {"model": self.model, "messages": [dict(m) for m in conversation],
-                                   "max_tokens": int(params.max_tokens), "temperature": float(params.temperature)}
-        if params.json_mode:
-            body["response_format"] = {"type": "json_object"}
+        json_mode = {"response_format": {"type": "json_object"}} if params.json_mode else {}
+        body = {"model": self.model, "messages": [dict(m) for m in conversation], "max_tokens": int(params.max_tokens),
+                "temperature": float(params.temperature), **json_mode}
         try:
             answer, cached = self.post("/chat/completions", body)
         except HttpError as exc:
             return Completion("", 0, 0, error=redact(exc), usage_known=False)
         choice = answer["choices"][0]  # the check made sure of these
-        text = choice["message"]["content"]
         usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
         known = "prompt_tokens" in usage and "completion_tokens" in usage
-        return Completion(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        return Completion(text=choice["message"]["content"], prompt_tokens=int(usage.get("prompt_tokens") or 0),
                           completion_tokens=int(usage.get("completion_tokens") or 0), cached=cached,
                           finish_reason=choice.get("finish_reason"), usage_known=known)
 
