@@ -144,10 +144,8 @@ def _source_path(module: str) -> Path | None:
     parts = module.split(".")[1:]
     if not parts:
         return _package_root() / "__init__.py"
-    for path in (_package_root().joinpath(*parts[:-1], parts[-1] + ".py"), _package_root().joinpath(*parts, "__init__.py")):
-        if path.is_file():
-            return path
-    return None
+    candidates = (_package_root().joinpath(*parts[:-1], parts[-1] + ".py"), _package_root().joinpath(*parts, "__init__.py"))
+    return next((path for path in candidates if path.is_file()), None)
 
 
 @cache
@@ -179,10 +177,7 @@ def _defs(module: str) -> dict[str, ast.AST]:
             defs[node.name] = node
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        defs[n.id] = node
+            defs.update({n.id: node for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
     return defs
 
 

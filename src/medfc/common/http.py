@@ -269,9 +269,6 @@ class HttpClient:
         self.stats["errors"] += 1
         return HttpError(message, **kwargs)  # type: ignore[arg-type]
 
-    def cache_path(self, key: str, kind: str) -> Path | None:
-        return self.cache_dir / key[:2] / f"{key}.{'json' if kind == 'json' else 'bin'}" if self.cache_dir else None
-
     def _read_cached(self, path: Path, kind: str, check: Check | None) -> Answer | Missing:
         """The cached answer in ``path``, or MISSING (absent, or damaged: counted, logged)."""
 
@@ -427,7 +424,8 @@ class HttpClient:
         ``headers`` are sent but not in the cache key. ``check(value)`` raises :class:`AnswerError` for an error answer;
         only a passing answer is cached, and a cached one that fails it is fetched again."""
         key = cache_key(method, url, params, data)
-        path = self.cache_path(key, kind) if use_cache else None
+        cached_as = f"{key[:2]}/{key}.{'json' if kind == 'json' else 'bin'}"
+        path = self.cache_dir / cached_as if use_cache and self.cache_dir else None
         if path is None:
             return self._send(method, url, params, data, headers, kind=kind, check=check)[1]
         assert self.cache_dir is not None

@@ -292,11 +292,6 @@ def _html_table(df: pd.DataFrame, caption: str) -> str:
     return f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>{style}</style></head><body>{head}{table}</body></html>\n'
 
 
-def table_rows(df: pd.DataFrame) -> list[list[object]]:
-    """The frame's rows as lists of plain Python values (numpy scalars as ``int`` / ``float``)."""
-    return [[v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v for v in row] for row in df.itertuples(index=False)]
-
-
 def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", formats: Iterable[str] = ("csv", "md", "tex"),
                 latex: LatexTable | None = None) -> list[Path]:
     """Write one table as CSV, Markdown and LaTeX (and HTML, when in ``formats``) at ``stem`` + suffix. The LaTeX
@@ -314,7 +309,7 @@ def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", fo
             text = (f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n"
             out.write_text(text, encoding="utf-8")
         elif fmt == "tex":
-            table = latex or tex.from_rows(caption, tex.label_of(stem.name), [str(c) for c in df.columns], table_rows(df))
+            table = latex or tex.from_rows(caption, tex.label_of(stem.name), [str(c) for c in df.columns], df.itertuples(index=False))
             out.write_text(tex.render(table), encoding="utf-8")
         elif fmt == "html":  # the report's view of the table (Snakemake's report shows it; a CSV it only links)
             out.write_text(_html_table(df, caption), encoding="utf-8")

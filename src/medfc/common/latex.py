@@ -289,8 +289,8 @@ def label_of(stem: str) -> str:
 
 def from_rows(caption: str, label: str, headers: Sequence[str], rows: Iterable[Sequence[object]]) -> LatexTable:
     """A plain table: text columns left-aligned, numeric ones (every non-empty cell a number) right-aligned,
-    integers with thousands separators, floats with one decimal."""
-    rows = [list(r) for r in rows]
+    integers with thousands separators, floats with one decimal (numpy scalars read as Python's)."""
+    rows = [[v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v for v in r] for r in rows]
     columns = []
     for j, h in enumerate(headers):
         values = [r[j] for r in rows if r[j] is not None and r[j] != "" and not (isinstance(r[j], float) and math.isnan(r[j]))]
