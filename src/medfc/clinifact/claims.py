@@ -110,9 +110,7 @@ def map_groups_to_arms(groups: Sequence[JSONRecord], arms: Sequence[JSONRecord],
     a_text = [_text(a.get("label"), a.get("description"), use_description) for a in arms]
     vecs = embedder.encode(g_text + a_text)
     sim = vecs[: len(groups)] @ vecs[len(groups) :].T
-    if sim[0, 1] + sim[1, 0] > sim[0, 0] + sim[1, 1]:
-        return [1, 0], sim
-    return [0, 1], sim
+    return ([1, 0] if sim[0, 1] + sim[1, 0] > sim[0, 0] + sim[1, 1] else [0, 1]), sim
 
 
 def _intervention_type(arm: JSONRecord, interventions: Sequence[JSONRecord]) -> JSONValue:

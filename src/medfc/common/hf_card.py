@@ -14,10 +14,7 @@ _SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000
 
 def size_category(n: int) -> str:
     """The Hub's ``size_categories`` bucket of ``n`` rows."""
-    for bound, name in _SIZES:
-        if n < bound:
-            return name
-    return "n>10M"
+    return next((name for bound, name in _SIZES if n < bound), "n>10M")
 
 
 def relative(path: str | os.PathLike, folder: str | os.PathLike) -> str:

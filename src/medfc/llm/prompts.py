@@ -52,14 +52,10 @@ class Prompt:
 
 
 def parse_prompt(text: str, name: str, path: str = "") -> Prompt:
-    meta: dict[str, str] = {}
     lines = text.splitlines()
-    body_start = 0
-    while body_start < len(lines) and lines[body_start].startswith("#"):
-        m = re.match(r"#\s*(\w+)\s*:\s*(.*)$", lines[body_start])
-        if m:
-            meta[m.group(1).lower()] = m.group(2).strip()
-        body_start += 1
+    body_start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))  # after the header
+    meta = {m.group(1).lower(): m.group(2).strip() for line in lines[:body_start]
+            if (m := re.match(r"#\s*(\w+)\s*:\s*(.*)$", line))}
     parts = SECTION_RE.split("\n".join(lines[body_start:]))  # ['', 'system', text, 'user', text]
     sections = {parts[k]: parts[k + 1].strip("\n") for k in range(1, len(parts) - 1, 2)}
     if "user" not in sections:

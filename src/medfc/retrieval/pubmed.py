@@ -334,10 +334,9 @@ class PubmedFetcher:
         missing = [p for p, path in have.items() if path is None]
         if report is not None:
             report.count("pmids_cached", len(wanted) - len(missing))
-        if missing and self.offline:
-            for p in missing:
-                if report is not None:
-                    report.skip(p, "pmid_not_cached_offline")
+        if self.offline:
+            for p in missing if report is not None else []:
+                report.skip(p, "pmid_not_cached_offline")
             missing = []
         have.update(self._fetch_missing(missing, report, progress))
         return {p: path for p, path in have.items() if path is not None}
