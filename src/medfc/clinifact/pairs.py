@@ -92,8 +92,7 @@ def downsample_nei(df: pd.DataFrame, seed: int, report: SkipReport | None = None
     kept = nei.sample(n=target, random_state=seed)
     if report is not None:
         report.count("nei_downsampled_away", len(nei) - target)
-    out = pd.concat([df[df["label"] != 2], kept]).sort_values("index", kind="stable")
-    return out.reset_index(drop=True)
+    return pd.concat([df[df["label"] != 2], kept]).sort_values("index", kind="stable").reset_index(drop=True)
 
 
 def split_pairs(df: pd.DataFrame, *, seed: int, test_size: float, validation_size: float, stratify: bool) -> dict[str, pd.DataFrame]:

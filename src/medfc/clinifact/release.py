@@ -81,8 +81,7 @@ def read_split(path: str | os.PathLike, report: SkipReport) -> tuple[pd.DataFram
     writer = csv.writer(buf)
     writer.writerow(header)
     n_read = 0
-    for record in records:
-        n_read += 1
+    for n_read, record in enumerate(records, 1):
         problem = field_count_problem(record, header)
         found = ("wrong_field_count", problem) if problem else _row_problem(dict(zip(header, record.fields)))
         if found:

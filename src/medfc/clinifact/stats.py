@@ -72,8 +72,7 @@ def study_classes(studies: Iterable[Mapping[str, JSONValue]], excluded: Iterable
 def disease_class_table(df: pd.DataFrame, classes: Mapping[str, list[str]]) -> pd.DataFrame:
     """Fig. 2 data: pairs per disease class (a trial in several classes counts in each)."""
     c = Counter(name for nct in df["nctId"] for name in classes.get(nct, []) or [NO_CLASS])
-    rows = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
-    return pd.DataFrame(rows, columns=["disease_class", "claims"])
+    return pd.DataFrame(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])), columns=["disease_class", "claims"])
 
 
 def year_table(df: pd.DataFrame) -> pd.DataFrame:

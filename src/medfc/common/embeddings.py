@@ -53,18 +53,17 @@ class TransformersEmbedder(CachedEmbedder):
 
     def __init__(self, model: str | None = None, batch_size: int = 32, max_length: int = 128, device: str = "cpu"):
         super().__init__(batch_size=batch_size)
-        import torch
         from transformers import AutoModel, AutoTokenizer
 
         self.model_name = model or default_model_path()
         self.max_length = max_length
         self.device = device
-        self._torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_name)
         self.model = AutoModel.from_pretrained(self.model_name).to(device).eval()
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        torch = self._torch
+        import torch
+
         enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
         with torch.inference_mode():
             hidden = self.model(**enc).last_hidden_state

@@ -160,9 +160,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
         if not path.exists():
             os.replace(tmp, path)
-        elif _exchange(tmp, path):  # the new folder at path, the old one at tmp (removed below)
-            pass
-        else:
+        elif not _exchange(tmp, path):  # swapped: the new folder at path, the old one at tmp (removed below)
             old = path.parent / f".{path.name}.{secrets.token_hex(6)}.old"
             os.replace(path, old)
             os.replace(tmp, path)
@@ -306,8 +304,7 @@ def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", fo
         if fmt == "csv":
             df.to_csv(out, index=False)
         elif fmt == "md":
-            text = (f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n"
-            out.write_text(text, encoding="utf-8")
+            out.write_text((f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n", encoding="utf-8")
         elif fmt == "tex":
             table = latex or tex.from_rows(caption, tex.label_of(stem.name), [str(c) for c in df.columns], df.itertuples(index=False))
             out.write_text(tex.render(table), encoding="utf-8")
