@@ -89,8 +89,7 @@ def redact_values(text: object) -> str:
     whose words may look like ``key=value``."""
     text = str(text)
     for value in _known_secrets() if text else ():
-        if value in text:
-            text = text.replace(value, REDACTED)
+        text = text.replace(value, REDACTED)
     return text
 
 

@@ -155,15 +155,11 @@ def _abstract(abstract: ET.Element | None) -> str | None:
 
 def nct_ids(article: ET.Element) -> list[str]:
     """The ClinicalTrials.gov accession numbers of an Article's DataBankList, in order, each once."""
-    out: list[str] = []
-    for bank in article.findall("DataBankList/DataBank"):
-        if (bank.findtext("DataBankName") or "").strip(_ASCII_WS) != "ClinicalTrials.gov":
-            continue
-        for acc in bank.findall("AccessionNumberList/AccessionNumber"):
-            value = (acc.text or "").strip(_ASCII_WS)
-            if value and value not in out:
-                out.append(value)
-    return out
+    banks = [bank for bank in article.findall("DataBankList/DataBank")
+             if (bank.findtext("DataBankName") or "").strip(_ASCII_WS) == "ClinicalTrials.gov"]
+    numbers = ((acc.text or "").strip(_ASCII_WS) for bank in banks
+               for acc in bank.findall("AccessionNumberList/AccessionNumber"))
+    return list(dict.fromkeys(n for n in numbers if n))
 
 
 def parse_article(elem: ET.Element) -> PubmedRecord:
