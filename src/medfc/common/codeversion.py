@@ -52,9 +52,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     if ":" not in spec:
         raise StepNotFound(f"step {spec!r} must look like 'module:function', e.g. 'healthfc.steps:crawl'")
     module, func = spec.split(":", 1)
-    if not _is_ours(module):
-        module = f"{PACKAGE}.{module}"
-    return module, func
+    return (module if _is_ours(module) else f"{PACKAGE}.{module}"), func
 
 
 # --------------------------------------------------------------------------- caches
@@ -115,8 +113,7 @@ def _compute_step_version(spec: str) -> str:
                 modules.add(imports[used])
         modules.update(nested)
     closure = _module_closure(frozenset(m for m in modules if _is_ours(m)))
-    digest = hashlib.sha256()
-    digest.update(module.encode())
+    digest = hashlib.sha256(module.encode())
     for name in sorted(local):
         digest.update(name.encode() + b"\0" + _def_dump(module, name).encode())
     for mod in sorted(closure - {module}):

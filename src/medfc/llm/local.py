@@ -73,9 +73,8 @@ class TransformersLM(LLMClient):
         return "".join(f"{m['role']}: {m['content']}\n" for m in conversation) + "assistant:"
 
     def _chat(self, conversations: list[list[Message]], params: GenerationParams) -> list[Completion]:
-        texts = [self.render(c) for c in conversations]
         # a chat template already writes the BOS token where the model wants it
-        encoded = [list(token_ids(self.tokenizer, t)) for t in texts]
+        encoded = [list(token_ids(self.tokenizer, self.render(c))) for c in conversations]
         out: list[Completion | None] = [None] * len(encoded)
         limit = self.max_positions
         for i, x in enumerate(encoded):  # a prompt the model cannot take is a failed call, not a crash

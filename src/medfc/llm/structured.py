@@ -59,8 +59,7 @@ def _first_json_object(text: str) -> JSONValue:
             pass
         for m in re.finditer(r"[\[{]", cand):
             try:
-                value, _ = decoder.raw_decode(cand[m.start():])
-                return value
+                return decoder.raw_decode(cand[m.start():])[0]
             except ValueError:
                 continue
     raise ValueError("no JSON object in the answer")
