@@ -271,10 +271,8 @@ def diff_pairs(rebuilt: pd.DataFrame, release: pd.DataFrame, trace: Trace, relea
         pairs, ours_only, theirs_only = _pair_up(ours, theirs)
         for r, x in pairs:
             differs, spaces, detail = compare_columns(r, x)
-            if int(r["label"]) != int(x["label"]):
-                category = "label_differs"
-            else:
-                category = "fields_differ" if differs else "whitespace_only" if spaces else "identical"
+            category = ("label_differs" if int(r["label"]) != int(x["label"]) else
+                        "fields_differ" if differs else "whitespace_only" if spaces else "identical")
             out.append(_finding(category, key, r, x, detail=detail, differs=differs, kept=kept, spaces=spaces))
         for x in theirs_only:
             category, reason, detail = why_not_rebuilt(x, trace)

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from medfc.common.report import SkipReport
     from medfc.common.stepfiles import StepFiles
 
-__all__ = ["STUDIES_SOURCES", "StudiesOptions", "StudiesSource", "studies_source"]
-
 
 @dataclass(frozen=True)
 class StudiesSource:
