@@ -74,7 +74,8 @@ def studies_source(name: str) -> StudiesSource:
 
 # ``clinifact.studies.source``: checked against the registry when the options are built, so a source registered
 # later (a test's) is one; the Literal is the type checkers' (the names at import)
-SourceName = Annotated[Literal[tuple(STUDIES_SOURCES)], OneOf(lambda: tuple(STUDIES_SOURCES))]  # type: ignore[valid-type]
+SourceName = Annotated[Literal[tuple(STUDIES_SOURCES)],  # type: ignore[valid-type]
+                       OneOf(lambda: tuple(STUDIES_SOURCES))]
 
 
 @dataclass(frozen=True)

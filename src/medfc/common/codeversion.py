@@ -141,7 +141,8 @@ def _source_path(module: str) -> Path | None:
     parts = module.split(".")[1:]
     if not parts:
         return _package_root() / "__init__.py"
-    candidates = (_package_root().joinpath(*parts[:-1], parts[-1] + ".py"), _package_root().joinpath(*parts, "__init__.py"))
+    root = _package_root()
+    candidates = (root.joinpath(*parts[:-1], parts[-1] + ".py"), root.joinpath(*parts, "__init__.py"))
     return next((path for path in candidates if path.is_file()), None)
 
 

