@@ -30,8 +30,7 @@ class TransformersLM(LLMClient):
 
         super().__init__(str(model_path), ledger)
         device_ = resolve_device(device)
-        dtype = load_dtype(precision, device_)
-        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device_)
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=load_dtype(precision, device_)).to(device_)
         self._attach(model, AutoTokenizer.from_pretrained(model_path), batch_size)
         log.info("loaded %s on %s (%s)", model_path, self.device, str(self.dtype).replace("torch.", ""))
 

@@ -107,11 +107,8 @@ class OpenAICompatibleLM(LLMClient):
         self.http = http
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+        return {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
 
     def post(self, path: str, body: Mapping[str, object]) -> tuple[JSONObject, bool]:
         """(JSON answer, whether it came from the cache), checked by :func:`check_answer`. Raises

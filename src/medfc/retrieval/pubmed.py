@@ -298,10 +298,8 @@ class PubmedFetcher:
                              "clinifact.pubmed.email (medsnip.retrieval.pubmed.email for MedSNIP's searches, healthfc.retrieval.pubmed.email "
                              "for HealthFC's open-domain evidence) or NCBI_EMAIL, "
                              "or read only cached records (clinifact.pubmed.offline: true)")
-        params = {"db": "pubmed", "retmode": "xml", "tool": self.tool, "email": self.email}
-        if self.api_key:
-            params["api_key"] = self.api_key
-        return params
+        key = {"api_key": self.api_key} if self.api_key else {}
+        return {"db": "pubmed", "retmode": "xml", "tool": self.tool, "email": self.email, **key}
 
     def _fetch_batch(self, ids: list[str]) -> bytes:
         params = {**self._params(), "id": ",".join(ids)}
