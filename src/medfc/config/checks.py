@@ -19,7 +19,6 @@ from medfc.experiments.healthfc.systems import EVIDENCE_SYSTEMS
 from medfc.medsnip.options import (ANSWER_SOURCES, HUMAN_MODES, LLMOptions, RetrievalOptions, answer_source,
                                    verifier_kind)
 from medfc.plan.models import mapping_at, named_models
-from medfc.plan.resources import ROW_KEYS, ROWS
 
 if TYPE_CHECKING:
     from medfc.plan import Plan
@@ -49,18 +48,6 @@ def misplaced_model_train(config: dict[str, Any]) -> str | None:
             if cls.section is not None:
                 return (f"{where}: {alias} ({aliases[alias]}) is not fine-tuned, so training keys do not apply; "
                         f"its own keys of experiments.{cls.section} go in models.options.{alias}")
-    return None
-
-
-def moved_key(config: dict[str, Any]) -> str | None:
-    """A key of ``experiments`` whose value belongs in ``experiments.resources``, as one line saying where to set it
-    (read from the config as written, before the schema calls it an unknown key)."""
-    ex = config.get("experiments") if isinstance(config, dict) else None
-    for key in ROW_KEYS:  # experiments.threads, .mem_mb, .runtime
-        if isinstance(ex, dict) and key in ex:
-            return (f"config: experiments.{key}: removed; each training and inference job's {key} now follows its "
-                    f"model's kind and size: set experiments.resources.<row>.{key} (rows: {', '.join(ROWS)}) or "
-                    f"models.resources.<alias>.{key} (docs/slurm.md)")
     return None
 
 

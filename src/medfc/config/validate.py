@@ -182,7 +182,7 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
     :raises ConfigError: the first mistake, one line naming the key (a schema error, a check across keys, an error
         while the plan builds a planned job); with ``prerequisites``, every missing prerequisite, one line each."""
     from medfc.common.schema import fill_defaults
-    from medfc.config.checks import check_plan, misplaced_model_train, moved_key
+    from medfc.config.checks import check_plan, misplaced_model_train
     from medfc.config.prerequisites import missing_prerequisites
     from medfc.plan import Plan
     from medfc.plan.layout import rebase_shipped_paths
@@ -191,8 +191,8 @@ def plan_for(config: Config, schema: dict[str, Any] | str | Path, *, prerequisit
         schema = load_schema(schema)
     if command_line:
         typed_command_line(config, command_line, schema)
-    # a TF-IDF key in model_train, or a resource key that moved: where it goes
-    if mistake := misplaced_model_train(config) or moved_key(config) or config_error(config, schema):
+    # a TF-IDF key in model_train: where it goes
+    if mistake := misplaced_model_train(config) or config_error(config, schema):
         raise ConfigError(mistake)
     fill_defaults(config, schema)
     for key in FOLDER_KEYS:
