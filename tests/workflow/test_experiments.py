@@ -160,14 +160,13 @@ def test_a_stack_trains_each_member_on_inner_folds_once_and_its_meta_model_rerun
 # (without the scikit-learn and scipy.stats that nltk's package would load: medfc.common.nltk_import)
 NOT_LOADED = {
     "scoring.steps": ("torch", "transformers", "requests", "matplotlib", "scrapy", "sklearn", "pandas"),
-    "tables.steps": ("torch", "transformers", "sklearn", "requests", "matplotlib", "scrapy", "nltk"),
-    "figures.steps": ("torch", "transformers", "sklearn", "requests", "scrapy", "nltk"),
+    "tables.steps": ("torch", "transformers", "sklearn", "requests", "scrapy", "nltk"),
     "healthfc.steps": ("torch", "transformers", "nltk"),
     "clinifact.steps": ("nltk", "scrapy"),
 }
 ONLY_WHERE_USED = {"sklearn": {"healthfc.steps:folds", "clinifact.steps:build_pairs"},
                    "requests": {"healthfc.steps:retrieve", "clinifact.steps:fetch_abstracts"},
-                   "matplotlib": {"healthfc.steps:stats", "clinifact.steps:clinifact_stats", "figures.steps:clinifact_fig3"},
+                   "matplotlib": {"healthfc.steps:stats", "clinifact.steps:clinifact_stats", "tables.steps:clinifact_fig3"},
                    "scrapy": {"healthfc.steps:crawl"}, "torch": {"clinifact.steps:build_claims"},
                    "transformers": {"clinifact.steps:build_claims"}}
 

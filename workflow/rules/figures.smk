@@ -1,6 +1,6 @@
 # Figures of the experiments: CliniFact Fig. 3 (per class, per statistical test type, per disease class)
 # with the paper's values beside ours. The datasets' own figures come from healthfc_stats and
-# clinifact_stats. Steps: medfc.figures.steps; inputs and options from medfc.plan (PLAN).
+# clinifact_stats. Step: medfc.tables.steps:clinifact_fig3; inputs and options from medfc.plan (PLAN).
 
 
 rule clinifact_fig3:
@@ -27,7 +27,7 @@ rule clinifact_fig3:
         mem_mb=1024,
         runtime=10,
     params:
-        step=versioned("figures.steps:clinifact_fig3"),
+        step=versioned("tables.steps:clinifact_fig3"),
         options=PLAN.options_of(TablesPlan.clinifact_fig3),
     script:
         STEP_SCRIPT

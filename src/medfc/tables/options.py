@@ -1,5 +1,5 @@
-"""The options of the table steps (:mod:`medfc.tables.steps`: the experiments' tables and the example tables) and
-Fig. 3's (:mod:`medfc.figures.steps`), in a light module (no pandas) the plan reads when Snakemake plans the DAG;
+"""The options of the table steps (:mod:`medfc.tables.steps`: the experiments' tables, the example tables and
+CliniFact Fig. 3), in a light module (no pandas) the plan reads when Snakemake plans the DAG;
 :data:`TABLE_OPTIONS` is each table's class (the ``table`` rule's ``{table}``)."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Workflow steps of the tables stage (rule ``table``, one job per table): each reads the ``scores`` or
 ``predictions`` of the runs it compares (``options.entries``: one per input file), ``papers`` and ``infos`` and
-writes one table as CSV, Markdown and LaTeX (the paper's layout) on one stem; and of the papers' example tables
+writes one table as CSV, Markdown and LaTeX (the paper's layout) on one stem; of the papers' example tables
 (workflow/rules/examples.smk): HealthFC Tables 1 and 4, CliniFact Tables 5 and 7 (:mod:`medfc.tables.examples`), each
-also as HTML.
+also as HTML; and of CliniFact Fig. 3 (workflow/rules/figures.smk), with its table of numbers.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, writ
 from medfc.common.papers import read_paper_numbers
 from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
-from medfc.tables import clinifact, examples, healthfc, times
+from medfc.tables import clinifact, examples, fig3, healthfc, times
 from medfc.tables.common import clinifact_name
-from medfc.tables.options import (DatasetTableOptions, ExampleClaimsOptions, ExamplePairsOptions, SignificanceOptions,
-                                  TableOptions, TimesOptions, WrongClaimsOptions)
+from medfc.tables.options import (DatasetTableOptions, ExampleClaimsOptions, ExamplePairsOptions, Fig3Options,
+                                  SignificanceOptions, TableOptions, TimesOptions, WrongClaimsOptions)
 
 log = logging.getLogger(__name__)
 
@@ -176,3 +176,22 @@ def clinifact_table5(inputs: StepFiles, outputs: StepFiles, options: ExamplePair
 def clinifact_table7(inputs: StepFiles, outputs: StepFiles, options: ExamplePairsOptions) -> dict[str, int]:
     """CliniFact Table 7: the generative models' prompt, its template and one filled example."""
     return _write_example(examples.clinifact_prompt(_pairs(inputs["pairs"]), options.words, options.split), outputs)
+
+
+def clinifact_fig3(inputs: StepFiles, outputs: StepFiles, options: Fig3Options) -> dict[str, object]:
+    """``predictions`` (one per model), the ``test`` split, the optional ``studies`` (disease classes)
+    and ``papers`` → ``png`` + ``pdf`` (the figure) and ``csv``/``md``/``tex`` (its numbers)."""
+    from medfc.common.plots import WIDTHS  # matplotlib: imported by this step only
+
+    papers = read_paper_numbers(inputs["papers"])
+    df, notes = fig3.fig3_table(input_paths(inputs, "predictions"), options.entries, inputs["test"], inputs.get("studies"),
+                                options.excluded_branches, fig3.paper_fig3(papers))
+    notes = [*options.notes, *notes]
+    for note in options.notes:
+        log.warning("clinifact_fig3: %s", note)
+    fig3.plot_fig3(df, outputs["png"], notes, fig3.legend_names(options.entries, papers))
+    caption = (f"CliniFact Fig. 3 data: per class, per test type, per disease class (%); n = 0: no test pair in the group. "
+               f"The figure is drawn {WIDTHS[fig3.FIGURE_WIDTH]} in wide (text width).") + ("" if not notes else " " + " ".join(notes))
+    write_table(df, table_stem(outputs), caption=caption)
+    log.info("clinifact_fig3: %d rows%s", len(df), "; " + "; ".join(notes) if notes else "")
+    return {"rows": len(df), "notes": notes}

@@ -47,7 +47,6 @@ print(json.dumps(loaded))
     ("medfc.scoring.steps", ("scipy.optimize", "sklearn", "torch", "transformers", "requests", "pandas", "matplotlib")),
     ("medfc.tables.steps", (*NEVER, "matplotlib", "scipy")),
     ("medfc.tables.errors", (*NEVER, "pandas", "numpy", "matplotlib", "scipy")),  # the error browser's options: read when the DAG is planned
-    ("medfc.figures.steps", (*NEVER, "matplotlib", "scipy")),
     ("medfc.healthfc.steps", (*NEVER, "scrapy", "matplotlib", "scipy")),
     ("medfc.clinifact.steps", (*NEVER, "matplotlib", "scipy")),
     ("medfc.cli", (*NEVER, "pandas", "numpy", "matplotlib", "scipy", "jsonschema")),

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 import medfc.common.plots as plots
-from medfc.figures import clinifact as F
+from medfc.tables import fig3 as F
 from medfc.common.papers import read_paper_numbers
 from tests.helpers.figures import capture, drawn_texts, off_page, pdf_font_types, pdf_page_inches, smallest_font
 

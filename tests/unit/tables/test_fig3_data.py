@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 
-from medfc.figures import clinifact as F
-from medfc.figures import steps
+from medfc.tables import fig3 as F
+from medfc.tables import steps
 from medfc.common.papers import read_paper_numbers
 from tests.helpers.config import call_step
 from tests.helpers.experiment_data import clinifact_test_predictions
