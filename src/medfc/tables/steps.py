@@ -7,7 +7,10 @@ also as HTML; and of CliniFact Fig. 3 (workflow/rules/figures.smk), with its tab
 
 from __future__ import annotations
 
+import csv
 import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -16,8 +19,8 @@ from medfc.common.io import input_paths, read_json, read_jsonl, table_stem, writ
 from medfc.common.papers import read_paper_numbers
 from medfc.common.latex import LatexTable
 from medfc.common.stepfiles import StepFiles
-from medfc.tables import clinifact, examples, fig3, healthfc, times
-from medfc.tables.common import clinifact_name
+from medfc.tables import clinifact, examples, fig3, healthfc
+from medfc.tables.common import Entry, clinifact_name, grouped
 from medfc.tables.options import (DatasetTableOptions, ExampleClaimsOptions, ExamplePairsOptions, Fig3Options,
                                   SignificanceOptions, TableOptions, TimesOptions, WrongClaimsOptions)
 
@@ -120,16 +123,54 @@ TIMES_CAPTION = ("Wall and CPU seconds of each row's jobs (Snakemake's benchmark
                  "depend on the machine and on what else ran; a rerun changes them.")
 
 
+def _benchmark(path: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of a job's benchmark file (its columns ``s`` and ``cpu_time``); NaN for a value
+    Snakemake could not measure."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        row = next(csv.DictReader(fh, delimiter="\t"), None) or {}
+
+    def num(key: str) -> float:
+        try:
+            return float(row.get(key, "NA"))
+        except ValueError:
+            return math.nan
+
+    return num("s"), num("cpu_time")
+
+
+def _seconds(x: float) -> float | str:
+    return "" if math.isnan(x) else round(x, 1)
+
+
+def _times(benchmarks: Sequence[str], entries: Sequence[Entry], ensembles: Mapping[str, Sequence[str]],
+           keys: Sequence[str], name: Callable[[Entry], object] = lambda e: e["model"]) -> pd.DataFrame:
+    """One row per ``keys`` of the entries: its jobs, their wall and CPU seconds summed over folds, with an
+    ensemble's members' jobs and alone (``own``)."""
+    groups = grouped(entries, benchmarks, keys)
+    own = {k: (len(items), *(sum(x) for x in zip(*(_benchmark(f) for _, f in items)))) for k, items in groups.items()}
+    model = list(keys).index("model")
+    rows = []
+    for k, items in groups.items():
+        jobs, wall, cpu = own[k]
+        members = list(ensembles.get(k[model], []))
+        parts = [own.get(k[:model] + (m,) + k[model + 1:], (0, math.nan, math.nan)) for m in members]
+        rows.append({**dict(zip(keys, k)), "model": name(items[0][0]), "jobs": jobs,
+                     "wall s": _seconds(wall + sum(p[1] for p in parts)), "CPU s": _seconds(cpu + sum(p[2] for p in parts)),
+                     "own wall s": _seconds(wall), "own CPU s": _seconds(cpu), "members": ", ".join(members)})
+    columns = [*keys, "jobs", "wall s", "CPU s", "own wall s", "own CPU s", "members"]
+    return pd.DataFrame(rows, columns=columns).astype(object)
+
+
 def healthfc_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions) -> dict[str, int]:
     """How long each HealthFC row took, from its jobs' ``benchmarks``."""
-    df = times.times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("lang", "model", "system"))
+    df = _times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("lang", "model", "system"))
     return _write(df, outputs, f"HealthFC: time per row. {TIMES_CAPTION} {SCALES[options.scale]}")
 
 
 def clinifact_times(inputs: StepFiles, outputs: StepFiles, options: TimesOptions) -> dict[str, int]:
     """How long each CliniFact row of Table 8 took, from its jobs' ``benchmarks``."""
-    df = times.times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("model", "system"),
-                     name=clinifact_name)
+    df = _times(input_paths(inputs, "benchmarks"), options.entries, options.ensembles, ("model", "system"),
+                name=clinifact_name)
     return _write(df, outputs, f"CliniFact: time per row of Table 8. {TIMES_CAPTION} {SCALES[options.scale]}")
 
 
