@@ -168,7 +168,7 @@ def test_healthfc_tfidf_choices_and_refit_never_see_the_test_fold(tmp_path, monk
 @pytest.mark.parametrize("system", ["retrieved_web", "open_domain_pubmed"])
 def test_the_retrieved_evidence_systems_read_the_first_k_snippets_of_their_source(system, healthfc_data, healthfc_recs, tmp_path):
     from medfc.common.io import write_jsonl
-    from medfc.scoring.predictions import score_healthfc
+    from medfc.scoring.steps import score_healthfc
 
     ds, folds = healthfc_data
     evidence = tmp_path / "evidence.jsonl"

@@ -10,7 +10,7 @@ import pytest
 from medfc.common.io import read_json, write_jsonl
 from medfc.common.labels import CLINIFACT_LABELS, LOE_LABELS, VERACITY_LABELS
 from medfc.scoring import averitec, steps
-from medfc.scoring.predictions import evidence_selection_scores, fever_strict, score_healthfc
+from medfc.scoring.steps import evidence_selection_scores, fever_strict, score_healthfc
 from tests.helpers.config import call_step, section
 
 
