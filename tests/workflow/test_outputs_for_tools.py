@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from medfc import rocrate
-from medfc.rocrate.entities import slug
+from medfc.rocrate.records import slug
 from tests.helpers.crate_validation import findings, validate
 
 pytestmark = pytest.mark.workflow

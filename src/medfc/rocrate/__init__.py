@@ -23,10 +23,9 @@ from urllib.parse import unquote
 from medfc.common.io import atomic_output
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.rocrate.entities import (citation_entities, context_entity, file_properties, licence_properties, one_or_list,
-                                    people, slug, software_properties)
-from medfc.rocrate.records import (COMPLETED, FAILED, RunEnd, checkpoint_dirs, config_paths, iso_time, parse_time, read_runs, read_yaml,
-                                   relative_to_run, results_of_runs, run_end)
+from medfc.rocrate.records import (COMPLETED, FAILED, RunEnd, checkpoint_dirs, citation_entities, config_paths, context_entity,
+                                   file_properties, iso_time, licence_properties, one_or_list, parse_time, people, read_runs,
+                                   read_yaml, relative_to_run, results_of_runs, run_end, slug, software_properties)
 
 if TYPE_CHECKING:
     import argparse
