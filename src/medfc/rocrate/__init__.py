@@ -1,10 +1,6 @@
-"""A finished run's record as a Workflow Run RO-Crate (``medfc rocrate``; docs/deployment.md).
-
-RO-Crate 1.1 with the Workflow Run Crate profile 0.5, built with ro-crate-py: the results folder's files, the
-workflow (Bioschemas ComputationalWorkflow, with what ``CITATION.cff`` says), the config files the runs read and one
-``CreateAction`` per line of ``provenance/runs.jsonl`` (its end and status from Snakemake's log, else the results
-folder). Paths name no machine folder; whatever is missing or damaged is skipped and counted, never a failure.
-What the validator still recommends and needs facts the project lacks: :data:`NEEDS_FACTS`."""
+"""A finished run's record as a Workflow Run RO-Crate (RO-Crate 1.1, profile 0.5), built with ro-crate-py
+(``medfc rocrate``; docs/deployment.md). Paths name no machine folder; whatever is missing or damaged is skipped and
+counted, never a failure."""
 
 from __future__ import annotations
 
@@ -52,20 +48,6 @@ DESCRIPTIONS = {
     "CITATION.cff": "How to cite medfc and the works whose data and methods it rebuilds.",
     README: "What this crate holds, the runs it records and the licences of what it holds.",
 }
-#: the validator's recommendations the crate cannot meet without facts the project does not have (check → why)
-NEEDS_FACTS = {
-    "ro-crate-1.1_22.2": "the crate's author: who ran the runs (medfc rocrate --agent)",
-    "ro-crate-1.1_22.3": "the crate's publisher, an Organization",
-    "ro-crate-1.1_30.2": "the affiliation of an author CITATION.cff names without one, and of the agent",
-    "ro-crate-1.1_30.3": "the affiliation of an author CITATION.cff names without one, and of the agent",
-    "ro-crate-1.1_31.2": "the web address of an organisation (the medfc authors, an author's affiliation)",
-    "process-run-crate-0.5_3.2": "a public address of the workflow and of medfc",
-    "process-run-crate-0.5_5.1": "a public address (absolute id) of the workflow and of medfc",
-    "process-run-crate-0.5_8.6": "who ran the runs (medfc rocrate --agent)",
-}
-
-# a JSON-LD entity of the crate's graph, or a run record of provenance/runs.jsonl as read
-Entity = JSONObject
 
 
 class CrateSummary(TypedDict, total=False):
@@ -452,6 +434,6 @@ def format_summary(summary: CrateSummary) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """The ``rocrate`` subcommand (arguments parsed by :func:`medfc.cli.main`)."""
-    summary = export(args.results_dir, args.output, args.workflow_dir, agent=getattr(args, "agent", None), agent_id=getattr(args, "agent_id", None))
+    summary = export(args.results_dir, args.output, args.workflow_dir, agent=args.agent, agent_id=args.agent_id)
     print(format_summary(summary), file=sys.stderr)
     return 0
