@@ -1,9 +1,6 @@
-"""AVeriTeC scoring with the official evaluation script's definitions (in full in docs/scoring.md): the evidence
-score (METEOR of every predicted/gold string pair, optimal one-to-one assignment, matched sum / gold strings; the
-first :data:`MAX_PRED_EVIDENCE` predictions count), the question-only score, the AVeriTeC score at λ (label right
-and evidence score > λ) and the justification METEOR. AVeriTeC-JSON strings are scored ``verbatim``; the workflow's
-JSONL strings are whitespace-normalised and blank ones dropped.
-"""
+"""AVeriTeC scoring with the official evaluation script's definitions (docs/scoring.md, "Definitions").
+AVeriTeC-JSON strings are scored ``verbatim``; the workflow's JSONL strings are whitespace-normalised and blank ones
+dropped."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
-"""The functions behind ``python -m medfc.scoring`` (formats in docs/scoring.md): :func:`score_files` scores a
-predictions JSONL with one of three scorers, optionally against a second system's predictions on the same ids
-(``compare``), or an AVeriTeC-shaped prediction JSON against its ``gold`` JSON. Records that cannot be scored are
-skipped with a counted reason, never silently.
-"""
+"""The functions behind ``python -m medfc.scoring`` (docs/scoring.md): :func:`score_files` scores a prediction file
+with one of three scorers; records that cannot be scored are skipped with a counted reason, never silently."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -14,8 +10,6 @@ from medfc.common.io import read_jsonl
 from medfc.common.jsontypes import JSONValue
 from medfc.common.report import SkipReport
 from medfc.scoring import averitec, classification, medsnip
-
-log = logging.getLogger(__name__)
 
 SCORERS = ("averitec", "medsnip", "classify")
 OPTION_KEYS = {"averitec": ("lambdas", "max_pred_evidence", "per_claim", "justification_fallback", "claim_type_lambdas"),
@@ -121,11 +115,10 @@ def _read(records: Records, compare: Records | None, report: SkipReport) -> tupl
     return preds, other, [rid for rid in preds if rid in other]
 
 
-def score_medsnip(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
+def score_medsnip(records: Records, options: Options, report: SkipReport, compare: Records | None = None) -> dict[str, object]:
     """FF1 etc. of one system; with ``compare``, also both systems' scores and the paired bootstrap."""
     options = _checked("medsnip", options)
     abstain = options["abstain"]
-    report = report or SkipReport("scoring.medsnip")
     preds, other, ids = _read(records, compare, report)
     items = _binary_items(preds, ids, options, report, "predictions")
     result: dict[str, object] = {"scorer": "medsnip", "healthfc": bool(options["healthfc"]),
@@ -151,11 +144,10 @@ def score_medsnip(records: Records, options: Options, report: SkipReport | None 
     return result
 
 
-def score_classify(records: Records, options: Options, report: SkipReport | None = None, compare: Records | None = None) -> dict[str, object]:
+def score_classify(records: Records, options: Options, report: SkipReport, compare: Records | None = None) -> dict[str, object]:
     """Accuracy, per-class and macro P/R/F1, confusion, the bootstrap intervals (``ci``; ``n_resamples`` 0: none);
     with ``compare``, McNemar–Bowker and McNemar."""
     options = _checked("classify", options)
-    report = report or SkipReport("scoring.classify")
     preds, other, ids = _read(records, compare, report)
     labels = options["labels"]
     if not labels:

@@ -1,9 +1,6 @@
-"""MedSNIP-style binary scoring (definitions in docs/scoring.md): false-class F1 (FF1; 0 on a zero denominator),
-TRUE-class and macro-F1, the aggregations of unit verdicts into answer verdicts (:func:`aggregate`), abstention
-policies (``drop``: left out, coverage reported; ``as_false``; ``as_true``), the HealthFC mapping (SUPPORTED → TRUE,
-REFUTED → FALSE, NEI not scored) and vectorised paired bootstraps (Δ = score(B) − score(A), one draw for both
-systems; ``p_value`` one-sided, 1.0 when Δ is 0; ``method="bca"`` as ``scipy.stats.bootstrap(method="BCa")``).
-"""
+"""MedSNIP-style binary scoring (docs/scoring.md, "Definitions"): false-class F1, the aggregations of unit verdicts
+into answer verdicts, abstention policies, the HealthFC mapping and vectorised paired bootstraps (``method="bca"``
+as ``scipy.stats.bootstrap(method="BCa")``)."""
 
 from __future__ import annotations
 
