@@ -58,11 +58,16 @@ def paper_fig3(papers: Mapping[str, JSONValue]) -> dict[tuple[str, str, str], fl
 
 def _group_rows(model: str, panel: str, groups: Mapping[str, list[tuple[str, str]]],
                 paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    scores = {g: classification.classification_scores([x for x, _ in items], [y for _, y in items], CLINIFACT_LABELS)
-              for g, items in groups.items()}
-    return [{"model": model, "panel": panel, "group": group, "n": len(groups[group]), "metric": metric,
-             "value": pct(s[metric]), "paper (BioBERT)": paper.get((panel, group, metric), "")}
-            for group, s in scores.items() for metric in ("accuracy", "macro_precision", "macro_recall", "macro_f1")]
+    """A panel's rows: each group's (gold, predicted) scores, largest group first, then the paper's values for groups
+    our test split has no pair of (``n`` 0, no value of ours)."""
+    rows: list[Row] = []
+    for group, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        s = classification.classification_scores([x for x, _ in items], [y for _, y in items], CLINIFACT_LABELS)
+        rows += [{"model": model, "panel": panel, "group": group, "n": len(items), "metric": metric,
+                  "value": pct(s[metric]), "paper (BioBERT)": paper.get((panel, group, metric), "")}
+                 for metric in ("accuracy", "macro_precision", "macro_recall", "macro_f1")]
+    return rows + [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": v}
+                   for (p, g, m), v in paper.items() if p == panel and g not in groups]
 
 
 def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object]], test_csv: str | os.PathLike,
@@ -104,18 +109,10 @@ def fig3_table(predictions: Sequence[str], entries: Sequence[Mapping[str, object
             if classes is not None:
                 for c in classes.get(ncts.get(str(r["id"]), ""), []):
                     by_class[c].append((g, p))
-        rows += _group_rows(model, "test_type", dict(sorted(by_type.items(), key=lambda kv: -len(kv[1]))), paper)
-        rows += _paper_only_rows(model, "test_type", set(by_type), paper)
+        rows += _group_rows(model, "test_type", by_type, paper)
         if classes is not None:
-            rows += _group_rows(model, "disease", dict(sorted(by_class.items(), key=lambda kv: -len(kv[1]))), paper)
-            rows += _paper_only_rows(model, "disease", set(by_class), paper)
+            rows += _group_rows(model, "disease", by_class, paper)
     return pd.DataFrame(rows, columns=["model", "panel", "group", "n", "metric", "value", "paper (BioBERT)"]), notes
-
-
-def _paper_only_rows(model: str, panel: str, ours: set[str], paper: Mapping[tuple[str, str, str], float]) -> list[Row]:
-    """The paper's values for groups of ``panel`` our test split has no pair of (``n`` 0, no value of ours)."""
-    return [{"model": model, "panel": panel, "group": g, "n": 0, "metric": m, "value": "", "paper (BioBERT)": v}
-            for (p, g, m), v in paper.items() if p == panel and g not in ours]
 
 
 def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, JSONValue]) -> dict[str, str]:
@@ -188,8 +185,7 @@ def _panel_a(ax: Axes, table: pd.DataFrame, models: Sequence[str], colours: Mapp
     for k, (name, vals) in enumerate(series):
         pos = [i + (k - (len(series) - 1) / 2) * width for i, v in enumerate(vals) if v is not None]
         hs = [float(v) for v in vals if v is not None]
-        style = _style(name, colours)
-        bars = ax.bar(pos, hs, width, **style) if pos else ax.bar([], [], width, **style)
+        bars = ax.bar(pos, hs, width, **_style(name, colours))
         if pos:
             labels += ax.bar_label(bars, labels=["" if not v else f"{v:.0f}" for v in hs], fontsize=MIN_FONT_PT, padding=1)
     ax.set_xticks(np.arange(len(keys)), [SHORT[m] for _, m in keys])
