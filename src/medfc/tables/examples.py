@@ -5,36 +5,21 @@ by a fixed rule that each caption states; excerpts are cut at a stated number of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from medfc.common import latex
 from medfc.common.labels import CLINIFACT_CODES, REFUTED, SUPPORTED, VERDICT_NAMES
 from medfc.common.latex import Block, Column, LatexTable, Tex
 from medfc.experiments.clinifact.prompts import ANSWER_OPTIONS, PROMPT, answer_options
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 ELLIPSIS = "…"
 GAP = "(…)"
 NONE = "[None]"
 RunRow = tuple[str, str, str]  # a row of the run's HealthFC tables: its language, model and system
 PAIR_LABELS = (CLINIFACT_CODES[1], CLINIFACT_CODES[0], CLINIFACT_CODES[2])  # evidence, inconclusive, NEI: Table 5's order
-
-
-@dataclass
-class Artifact:
-    """One example table: its rows (the CSV and Markdown), its caption and its LaTeX."""
-
-    rows: list[dict[str, Any]]
-    caption: str
-    latex: LatexTable
-
-    def frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.rows)
+Table = tuple[pd.DataFrame, LatexTable]  # an example table: its rows (the CSV and Markdown) and its LaTeX
 
 
 def cut_words(text: str, words: int) -> str:
@@ -82,7 +67,7 @@ def article_snippet(sentences: Sequence[str], gold_ids: Sequence[int], words: in
     return parts, sum(bold for _, bold in parts)
 
 
-def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: str = "en") -> Artifact:
+def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: str = "en") -> Table:
     """HealthFC Table 1: for SUPPORTED, then REFUTED, the first claim by id with gold evidence, and its snippet."""
     rows, latex_rows, notes = [], [], []
     for label in (SUPPORTED, REFUTED):
@@ -110,7 +95,7 @@ def healthfc_examples(records: Sequence[Mapping[str, Any]], words: int, lang: st
     table = LatexTable(caption, "tab:healthfc-table1",
                        [Column("Claim", align="l", wrap=1.0), Column("Evidence", align="l", wrap=2.2), Column("Verdict", align="l")],
                        [Block([r]) for r in latex_rows], width="column")
-    return Artifact(rows, caption, table)
+    return pd.DataFrame(rows), table
 
 
 def _row_of(entry: Mapping[str, Any]) -> RunRow:
@@ -136,7 +121,7 @@ def _evidence(sentences: Sequence[str] | None, words: int) -> str:
 
 def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
                     predictions: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]], claims: Mapping[str, Mapping[str, str]], shown: int,
-                    words: int, scale_note: str = "") -> Artifact:
+                    words: int, scale_note: str = "") -> Table:
     """HealthFC Table 4: the first ``shown`` wrong claims (by id) of the best row (:func:`best_row`), with gold and
     selected evidence; ``claims``: each claim's text by id and language."""
     best = best_row(scores)
@@ -144,7 +129,7 @@ def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
     latex_rows: list[list[object]] = []
     if best is None:
         caption = "HealthFC Table 4: claims where the best row erred. No row of a system that selects evidence ran."
-        return Artifact(rows, caption, _errors_table(caption, latex_rows))
+        return pd.DataFrame(rows), _errors_table(caption, latex_rows)
     row, f1, folds = best
     lang, model, system = row
     tested = [p for entry, preds in predictions for p in preds if _row_of(entry) == row]
@@ -162,7 +147,7 @@ def healthfc_errors(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]
                f"claim-id order, the first {min(shown, len(wrong))} of {len(wrong)} wrong of {len(tested)} test claims. Gold and "
                f"selected evidence cut at {words} words; [None]: no sentence."
                + (f" {scale_note}" if scale_note else ""))
-    return Artifact(rows, caption, _errors_table(caption, latex_rows))
+    return pd.DataFrame(rows), _errors_table(caption, latex_rows)
 
 
 def _errors_table(caption: str, rows: list[list[object]]) -> LatexTable:
@@ -172,7 +157,7 @@ def _errors_table(caption: str, rows: list[list[object]]) -> LatexTable:
                       [Block([r]) for r in rows], width="text")
 
 
-def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], words: int) -> Artifact:
+def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], words: int) -> Table:
     """CliniFact Table 5: per label, the first pair of the first split (in the order given) that has one."""
     rows, latex_rows, missing = [], [], []
     for label in PAIR_LABELS:
@@ -195,7 +180,7 @@ def clinifact_examples(splits: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
     table = LatexTable(caption, "tab:clinifact-table5",
                        [Column("Label", align="l"), Column("Claim", align="l", wrap=1.0), Column("Abstract (excerpt)", align="l", wrap=1.8)],
                        [Block([r]) for r in latex_rows], width="text")
-    return Artifact(rows, caption, table)
+    return pd.DataFrame(rows), table
 
 
 def _pair_label(pair: Mapping[str, Any]) -> str | None:
@@ -209,7 +194,7 @@ def _pair_label(pair: Mapping[str, Any]) -> str | None:
         return None
 
 
-def clinifact_prompt(pairs: Sequence[Mapping[str, Any]], words: int, split: str = "test") -> Artifact:
+def clinifact_prompt(pairs: Sequence[Mapping[str, Any]], words: int, split: str = "test") -> Table:
     """CliniFact Table 7: the generative models' prompt as a template and filled with the split's first pair."""
     options = answer_options()
     mapping = ", ".join(f"{o} = {options[o]}" for o in ANSWER_OPTIONS)
@@ -231,4 +216,4 @@ def clinifact_prompt(pairs: Sequence[Mapping[str, Any]], words: int, split: str 
                f"log-probability after the prompt ({mapping}); an abstract too long for the model is trimmed from its start.")
     table = LatexTable(caption, "tab:clinifact-table7", [Column("", align="l"), Column("Prompt", align="l", wrap=1.0)],
                        [Block([r]) for r in latex_rows], width="text")
-    return Artifact(rows, caption, table)
+    return pd.DataFrame(rows), table

@@ -179,8 +179,8 @@ SCALE_NOTES = {"smoke": "A smoke-scale run (training capped by experiments.smoke
                "cpu": "A run of the CPU recipe on real data (experiments.scale cpu).", "paper": ""}
 
 
-def _write_example(artifact: examples.Artifact, outputs: StepFiles) -> dict[str, int]:
-    return _write(artifact.frame(), outputs, artifact.caption, artifact.latex)
+def _write_example(table: examples.Table, outputs: StepFiles) -> dict[str, int]:
+    return _write(table[0], outputs, table[1].caption, table[1])
 
 
 def _pairs(path: str) -> list[dict[str, str]]:

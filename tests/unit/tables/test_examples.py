@@ -124,8 +124,8 @@ def test_table4_shows_the_wrong_claims_of_the_best_row_by_veracity_f1_in_claim_i
 
 
 def test_table4_without_a_row_says_so():
-    art = examples.healthfc_errors([], [], {}, 3, 50)
-    assert art.rows == [] and "No row of a system that selects evidence ran" in art.caption
+    df, table = examples.healthfc_errors([], [], {}, 3, 50)
+    assert df.empty and "No row of a system that selects evidence ran" in table.caption
 
 
 # ------------------------------------------------------------------------------------ Tables 5 and 7
@@ -171,8 +171,9 @@ def test_table5_takes_a_label_the_test_split_lacks_from_validation_then_train(tm
 
 
 def test_table5_says_which_label_no_split_has():
-    art = examples.clinifact_examples([("test", [{"claim": "c", "article_abstract": "a", "label": "1", "index": "1"}])], 10)
-    assert [r["label"] for r in art.rows] == ["evidence"] and "No split has an inconclusive or NEI pair." in art.caption
+    pair = {"claim": "c", "article_abstract": "a", "label": "1", "index": "1"}
+    df, table = examples.clinifact_examples([("test", [pair])], 10)
+    assert list(df["label"]) == ["evidence"] and "No split has an inconclusive or NEI pair." in table.caption
 
 
 def test_table7_is_the_prompt_as_sent_its_template_and_the_first_pair_filled_in(tmp_path):
@@ -192,8 +193,9 @@ def test_table7_is_the_prompt_as_sent_its_template_and_the_first_pair_filled_in(
 
 
 def test_table7_needs_no_pair_for_its_template(tmp_path):
-    art = examples.clinifact_prompt([], 60)
-    assert [r["part"] for r in art.rows] == ["template", "answer options"] and "the test split has no pair to fill it with" in art.caption
+    df, table = examples.clinifact_prompt([], 60)
+    assert list(df["part"]) == ["template", "answer options"]
+    assert "the test split has no pair to fill it with" in table.caption
 
 
 @pytest.mark.parametrize("module", ["medfc.tables.steps", "medfc.tables.options", "medfc.plan.examples"])
