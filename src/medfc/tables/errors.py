@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from medfc.common.io import atomic_write, input_paths, read_jsonl
 from medfc.common.labels import LOE_LABELS, VERACITY_LABELS
 from medfc.common.options import Options
 from medfc.common.stepfiles import StepFiles
@@ -177,16 +178,13 @@ def page_data(healthfc: Sequence[Run], claims: Iterable[Record], pairs: Sequence
     return {"datasets": datasets, "texts": list(pool), "scale": scale}, dict(sorted(unmatched.items()))
 
 
-def embedded_json(data: Mapping[str, Any]) -> str:
-    """``data`` as JSON safe inside a ``<script>`` element (every ``<``, ``>`` and ``&`` escaped), keys sorted."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
 def page(data: Mapping[str, Any], title: str) -> str:
-    """The whole page: ``data`` embedded as JSON, the page's own style and script, nothing loaded from elsewhere."""
-    html_title = re.sub(r"[<>&\"]", "", title)
-    return PAGE_TEMPLATE.replace("@TITLE@", html_title).replace("@DATA@", embedded_json(data))
+    """The whole page: ``data`` embedded as JSON (keys sorted; every ``<``, ``>`` and ``&`` escaped, safe inside a
+    ``<script>`` element), the page's own style and script, nothing loaded from elsewhere."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return PAGE_TEMPLATE.replace("@TITLE@", re.sub(r"[<>&\"]", "", title)).replace("@DATA@", text)
 
 
 def read_embedded(page_text: str) -> dict[str, Any]:
@@ -198,8 +196,6 @@ def read_embedded(page_text: str) -> dict[str, Any]:
 
 
 def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str) -> list[Run]:
-    from medfc.common.io import read_jsonl
-
     if len(entries) != len(files):
         raise ValueError(f"error browser: {len(files)} {what} prediction files for {len(entries)} entries of its options")
     return [(entry, list(read_jsonl(path))) for entry, path in zip(entries, files)]
@@ -208,8 +204,7 @@ def _runs(entries: Sequence[Mapping[str, Any]], files: Sequence[str], what: str)
 def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOptions) -> dict[str, int]:
     """The ``error_browser`` rule's step: the page ``html`` from the prediction files (one per entry) and the
     datasets."""
-    from medfc.common.io import atomic_write, input_paths, read_jsonl
-    from medfc.experiments.pairs import load_pairs
+    from medfc.experiments.pairs import load_pairs  # numpy: for the pairs' sections only
 
     hfc_runs = _runs(options.healthfc, input_paths(inputs, "healthfc"), "HealthFC")
     sections = []
@@ -221,10 +216,10 @@ def write_error_browser(inputs: StepFiles, outputs: StepFiles, options: ErrorsOp
     data, left_out = page_data(hfc_runs, read_jsonl(dataset) if hfc_runs and dataset else [], sections, options.scale)
     counts = {f"{d['key']}_items": len(d["items"]) for d in data["datasets"]}
     counts["predictions"] = sum(len(row["preds"]) for d in data["datasets"] for row in d["rows"])
-    counts.update({f"left out: {reason}": n for reason, n in left_out.items()})
+    left = {f"left out: {reason}": n for reason, n in left_out.items()}
+    counts.update(left)
     text = page(data, "Error browser")
     atomic_write(outputs["html"], text)
-    left = {k: v for k, v in counts.items() if k.startswith("left out")}
     if left:
         log.warning("predictions left out: %s", left)
     log.info("%s: %s, %d bytes", outputs["html"], counts, len(text.encode("utf-8")))
