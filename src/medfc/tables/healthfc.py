@@ -206,7 +206,7 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
            infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
     """Table 5: veracity with other evidence or none, macro P/R/F1 mean ± std, our rows then the paper's (those of the
     experiments we ran); as a frame and in the paper's layout, with a Base Model column."""
-    ours, ran = [], _experiment_rows(scores, entries, TABLE5_SYSTEMS)
+    ran = _experiment_rows(scores, entries, TABLE5_SYSTEMS)
     rows = _veracity_rows(ran, TABLE5_SYSTEMS, scale)
     hf = papers["healthfc"]
     for system in [s for s in TABLE5_SYSTEMS if any(r["experiment"] == s for r in rows)]:
@@ -215,9 +215,9 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
             rows.append(_paper_row(papers, hf["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
     kept = stack_kept(infos, scores, entries)
     marks = stack_marks(kept)
-    for lang, model, system, _, agg in ran:
-        ours.append([EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
-                     *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))])
+    ours = [[EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
+             *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))]
+            for lang, model, system, _, agg in ran]
     paper = [[PAPER_EXPERIMENT_TITLES.get(s, s), hf["table5_model"], *(_paper_sd(hf["table5"][s], k) for k in ("p", "r", "f1"))]
              for s in TABLE5_SYSTEMS if any(r[2] == s for r in ran) and s in hf["table5"]]
     columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("P"), Column("R"), Column("F1")]
@@ -234,15 +234,12 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
 
 def table5_extra(scores: Sequence[str], entries: Sequence[Entry], scale: str) -> tuple[pd.DataFrame, LatexTable]:
     """Table 5's companion: accuracy and the claims scored of our rows."""
-    order = {s: i for i, s in enumerate(TABLE5_SYSTEMS)}
-    rows, tex_rows = [], []
-    for lang, model, system, folds, agg in _experiment_rows(scores, entries, TABLE5_SYSTEMS):
-        claims = sum(int(f.get("n", 0)) for f in folds)
-        rows.append({"scale": scale, "lang": lang, "model": model, "experiment": system, "folds": len(folds),
-                     "claims": claims, "accuracy": pm(agg, "veracity.accuracy")})
-        tex_rows.append([EXPERIMENT_TITLES.get(system, system), _model_title(lang, model), len(folds), claims,
-                         mean_sd(agg, "veracity.accuracy")])
-    rows.sort(key=lambda r: (r["lang"], r["model"], order[r["experiment"]]))  # the frame in Table 5's row order
+    data = _experiment_rows(scores, entries, TABLE5_SYSTEMS)
+    rows = _our_rows(data, TABLE5_SYSTEMS, scale, "experiment", lambda agg, folds: {  # the frame in Table 5's row order
+        "claims": sum(int(f.get("n", 0)) for f in folds), "accuracy": pm(agg, "veracity.accuracy")})
+    tex_rows = [[EXPERIMENT_TITLES.get(system, system), _model_title(lang, model), len(folds),
+                 sum(int(f.get("n", 0)) for f in folds), mean_sd(agg, "veracity.accuracy")]
+                for lang, model, system, folds, agg in data]
     columns = [Column("Experiment", align="l"), Column("Base Model", align="l"), Column("Folds", fmt="int"),
                Column("Claims", fmt="int"), Column("Accuracy")]
     caption = ("HealthFC Table 5, companion: accuracy (%), the mean and standard deviation (subscript) over folds, and the "
@@ -255,7 +252,7 @@ def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping
                 scale: str) -> tuple[pd.DataFrame, LatexTable]:
     """The open-domain comparison (supported vs refuted, evidence from each source): our rows, then the binary F1
     the HealthFC paper cites for the sources we ran; as a frame and in LaTeX."""
-    ours, exp = [], _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS)
+    exp = _experiment_rows(scores, entries, OPEN_DOMAIN_SYSTEMS)
     rows = _veracity_rows(exp, OPEN_DOMAIN_SYSTEMS, scale)
     for r in rows:
         r["evidence"] = evidence_source(r["experiment"])
@@ -267,9 +264,9 @@ def open_domain(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping
             rows.append({"source": f"paper ({od['cite']})", "scale": "paper", "lang": "en", "model": od["model"],
                          "experiment": system, "evidence": source, "claims": od["claims"], "folds": "",
                          "F1": od["f1"][source]})
-    for lang, model, system, folds, agg in exp:
-        ours.append([str(evidence_source(system)), _model_title(lang, model), sum(int(f.get("n", 0)) for f in folds),
-                     *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1", "accuracy"))])
+    ours = [[str(evidence_source(system)), _model_title(lang, model), sum(int(f.get("n", 0)) for f in folds),
+             *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1", "accuracy"))]
+            for lang, model, system, folds, agg in exp]
     ran = dict.fromkeys(str(evidence_source(s)) for _, _, s, *_ in exp)
     paper = [[src, od["model"], od["claims"], None, None, MeanSD(float(od["f1"][src])), None] for src in ran if src in od["f1"]]
     columns = [Column("Evidence", align="l"), Column("Base Model", align="l"), Column("Claims", fmt="int"),
