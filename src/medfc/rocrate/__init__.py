@@ -69,12 +69,12 @@ class CrateSummary(TypedDict, total=False):
 
 @dataclass
 class Crate:
-    """A crate ready to write: its metadata, each crate path's source file, the files written here (the README) and
-    what the export did."""
+    """A crate ready to write: its metadata, each crate path's source file, the README (written here) and what the
+    export did."""
 
     metadata: JSONObject
     files: dict[str, Path]
-    texts: dict[str, str]
+    readme: str
     summary: CrateSummary
 
 
@@ -227,7 +227,7 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             report.count("run_status_unknown")
 
     title = str(cff.get("title") or "medfc")
-    texts = {README: readme_text(title, runs, ends, len(results), cff, {p.split("/", 1)[0] for p in files})}
+    readme = readme_text(title, runs, ends, len(results), cff, {p.split("/", 1)[0] for p in files})
 
     # ------------------------------------------------------------------ the crate, through ro-crate-py
     crate = ROCrate(version=CRATE_VERSION)
@@ -294,8 +294,8 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             entity["exampleOfWork"] = param
         if crate_path in workflow_files:
             workflow.append_to("hasPart", entity, compact=True)
-    crate.add(File(crate, None, README, properties={  # written by this module (Crate.texts); ro-crate-py lists it in the root's parts
-        "name": README, "encodingFormat": "text/markdown", "contentSize": str(len(texts[README].encode("utf-8"))),
+    crate.add(File(crate, None, README, properties={  # written by this module (Crate.readme); ro-crate-py lists it in the root's parts
+        "name": README, "encodingFormat": "text/markdown", "contentSize": str(len(readme.encode("utf-8"))),
         "description": DESCRIPTIONS[README], "about": {"@id": "./"}}))
 
     # one CreateAction per run
@@ -322,11 +322,11 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
         root["mentions"] = one_or_list(actions)
 
     metadata = crate.metadata.generate()
-    summary: CrateSummary = {"results_dir": str(results_dir), "workflow_dir": str(wf), "runs": len(runs), "files": len(files) + len(texts),
+    summary: CrateSummary = {"results_dir": str(results_dir), "workflow_dir": str(wf), "runs": len(runs), "files": len(files) + 1,
                              "results": len(results), "configs": len(configs), "software": len(apps),
                              "skipped_by_reason": report.reasons(), "skipped": [f"{s['id']} ({s['reason']})" for s in report.skipped],
                              "counts": dict(report.counts), "left_out": dict(report.excluded)}
-    return Crate(metadata, files, texts, summary)
+    return Crate(metadata, files, readme, summary)
 
 
 # ------------------------------------------------------------------------------------------------ writing
@@ -372,12 +372,11 @@ def write_directory(crate: Crate, directory: Path) -> Path:
             _check_replaceable(dest, crate_path, previous, str(source))
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, dest)
-    for crate_path, text in sorted(crate.texts.items()):
-        dest = directory / crate_path
-        if dest.exists() and dest.read_text(encoding="utf-8", errors="replace") != text:
-            _check_replaceable(dest, crate_path, previous, "the crate's own")
-        with atomic_output(dest, text=True) as fh:
-            fh.write(text)
+    dest = directory / README
+    if dest.exists() and dest.read_text(encoding="utf-8", errors="replace") != crate.readme:
+        _check_replaceable(dest, README, previous, "the crate's own")
+    with atomic_output(dest, text=True) as fh:
+        fh.write(crate.readme)
     with atomic_output(directory / METADATA, text=True) as fh:
         fh.write(_metadata_text(crate))
     return directory / METADATA
@@ -390,8 +389,7 @@ def write_zip(crate: Crate, path: Path) -> Path:
     """The crate as one zip (the metadata at its root), written atomically."""
     with atomic_output(path) as raw, zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(METADATA, _metadata_text(crate))
-        for crate_path, text in sorted(crate.texts.items()):
-            zf.writestr(crate_path, text)
+        zf.writestr(README, crate.readme)
         for crate_path, source in sorted(crate.files.items()):
             zf.write(source, crate_path, compress_type=zipfile.ZIP_STORED if crate_path.lower().endswith(_STORED) else zipfile.ZIP_DEFLATED)
     return path

@@ -39,11 +39,7 @@ def grouped(entries: Sequence[Entry], files: Sequence[str], keys: Sequence[str])
 
 
 def pooled(files: Sequence[str]) -> dict[str, JSONObject]:
-    out: dict[str, JSONObject] = {}
-    for f in files:
-        for r in read_jsonl(f):
-            out[str(r["id"])] = r
-    return out
+    return {str(r["id"]): r for f in files for r in read_jsonl(f)}
 
 
 def clinifact_name(e: Entry) -> str:

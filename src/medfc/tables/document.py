@@ -47,9 +47,8 @@ def _caption_of(figure: Path) -> str:
 def figure_block(figure: Path, rel: str) -> str:
     """One figure's float: in a column when it fits one, else across the page."""
     width = pdf_width_pt(figure)
-    column_pt = latex.COLUMN_PT
-    env = "figure" if 0 < width <= column_pt + 1 else "figure*"
-    size = "" if 0 < width <= (column_pt + 1 if env == "figure" else latex.TEXT_PT) else r"[width=\linewidth]"
+    env = "figure" if 0 < width <= latex.COLUMN_PT + 1 else "figure*"
+    size = "" if 0 < width <= (latex.COLUMN_PT + 1 if env == "figure" else latex.TEXT_PT) else r"[width=\linewidth]"
     return "\n".join([rf"\begin{{{env}}}[tbp]", r"\centering", rf"\includegraphics{size}{{{rel}}}",
                       rf"\caption{{{latex.escape(_caption_of(figure))} File: \texttt{{{latex.escape(rel).replace('/', '/' + BREAK)}}}}}",
                       rf"\end{{{env}}}"])

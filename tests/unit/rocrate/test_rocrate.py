@@ -130,15 +130,15 @@ def test_the_crate_describes_the_workflow_its_runs_their_results_and_software(fi
     assert root["description"].startswith("The results, the workflow and the provenance of 2 Snakemake run(s) of medfc: 4 result file(s)")
     # the files that exist, and only those (no checkpoint, temporary file or bytecode), each with its media type
     assert set(ids(root["hasPart"])) == PARTS and set(crate.files) == CRATE_FILES
-    assert {*crate.files, *crate.texts} == PARTS
+    assert {*crate.files, "README.md"} == PARTS
     for path in CRATE_FILES:
         assert "File" in g[path]["@type"] and g[path]["contentSize"] == str(crate.files[path].stat().st_size)
     assert {path: g[path]["encodingFormat"] for path in PARTS} == MEDIA
     assert g["tables/healthfc_table3.csv"]["dateModified"] == (T0 + dt.timedelta(minutes=5)).isoformat()
     # the README, about the crate
     readme = g["README.md"]
-    assert readme["about"] == {"@id": "./"} and readme["contentSize"] == str(len(crate.texts["README.md"].encode()))
-    text = crate.texts["README.md"]
+    assert readme["about"] == {"@id": "./"} and readme["contentSize"] == str(len(crate.readme.encode()))
+    text = crate.readme
     assert text.startswith("# medfc: test workflow: a run record\n") and "`index.md` says what each folder holds" in text
     assert "| run1 | 2026-12-03T10:00:00+00:00 | 2026-12-03T10:06:00+00:00 | completed | `snakemake --cores 2` |" in text
     assert "| run2 | 2026-12-03T12:00:00+00:00 | 2026-12-03T12:04:00+00:00 | completed |" in text
@@ -226,7 +226,7 @@ def test_the_agent_a_failed_run_and_a_run_of_unknown_end(finished_run):
     assert first["agent"] == second["agent"] == g["./"]["author"] == {"@id": "https://orcid.org/0000-0002-1825-0097"}
     assert g["https://orcid.org/0000-0002-1825-0097"] == {"@id": "https://orcid.org/0000-0002-1825-0097", "@type": "Person",
                                                          "name": "Josiah Carberry"}
-    assert "| run1 | 2026-12-03T10:00:00+00:00 | 2026-12-03T10:07:00+00:00 | failed |" in crate.texts["README.md"]
+    assert "| run1 | 2026-12-03T10:00:00+00:00 | 2026-12-03T10:07:00+00:00 | failed |" in crate.readme
     with pytest.raises(ValueError, match="not an absolute URI"):
         rocrate.export(results, None, checkout / "workflow", agent="J. C.", agent_id="0000-0002-1825-0097")
 
