@@ -16,7 +16,7 @@ from medfc.experiments.clinifact.systems import CLINIFACT_SYSTEM_NAMES, DEFAULT_
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
 from medfc.tables.common import (SCALE_TITLES, SMOKE_NOTE, Entry, clinifact_name, not_run_note, ours_only, pct,
-                                 stack_kept, stack_marks, stack_note)
+                                 stack_kept, stack_note)
 
 
 T8_COLUMNS = ["source", "scale", "model", "system", "n", "accuracy", "macro P", "macro R", "macro F1", "macro F1 95% CI", "note"]
@@ -56,8 +56,7 @@ def table8(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
            infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
     """Table 8: accuracy and macro P/R/F1 on the test split per model, our rows then the paper's of the kinds we ran;
     as a frame and in the paper's layout, rows grouped by kind."""
-    kept = stack_kept(infos, scores, entries)
-    marks = stack_marks(kept)
+    kept, marks = stack_kept(infos, scores, entries)
     rows = []
     for e, f in zip(entries, scores):
         s, model = read_json(f), str(e["model"])
@@ -141,8 +140,7 @@ def dataset_table(scores: Sequence[str], entries: Sequence[Entry], dataset: str,
                   infos: Sequence[str] = ()) -> tuple[pd.DataFrame, LatexTable]:
     """A declared dataset's table (``datasets.<name>``) in Table 8's layout: each discriminative row's scores on its
     test split; a stack that kept its best member says so."""
-    kept = stack_kept(infos, scores, entries)
-    marks = stack_marks(kept)
+    kept, marks = stack_kept(infos, scores, entries)
     rows, tex_rows = [], []
     for e, f in zip(entries, scores):
         s = read_json(f)

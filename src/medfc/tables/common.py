@@ -88,16 +88,18 @@ def not_run_note(paper_models: Sequence[str], our_models: Sequence[str]) -> str:
             "a reference, not a reproduction of a row of ours.")
 
 
-def stack_kept(infos: Sequence[str], files: Sequence[str], entries: Sequence[Entry]) -> dict[str, str]:
+def stack_kept(infos: Sequence[str], files: Sequence[str],
+               entries: Sequence[Entry]) -> tuple[dict[str, str], dict[str, str]]:
     """model → the member a stacked ensemble kept in every fold or split (by its ``info.json`` in ``infos``,
-    beside the run's file)."""
+    beside the run's file), and model → a mark (a, b, …) for each of those stacks."""
     by_dir = {os.path.dirname(i): i for i in infos}
-    kept: dict[str, set[str | None]] = defaultdict(set)
+    members: dict[str, set[str | None]] = defaultdict(set)
     for e, f in zip(entries, files):
         info = by_dir.get(os.path.dirname(f))
         if info is not None:
-            kept[str(e["model"])].add(kept_member(read_json(info)))
-    return {m: next(iter(v)) for m, v in kept.items() if len(v) == 1 and None not in v}
+            members[str(e["model"])].add(kept_member(read_json(info)))
+    kept = {m: next(iter(v)) for m, v in members.items() if len(v) == 1 and None not in v}
+    return kept, {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
 
 
 def kept_member(info: Mapping[str, object]) -> str | None:
@@ -108,11 +110,6 @@ def kept_member(info: Mapping[str, object]) -> str | None:
     selected = list(info.get("selected") or [])  # type: ignore[call-overload]
     chosen = (info.get("inner_cv") or {}).get("chosen")  # type: ignore[union-attr]
     return str(selected[0]) if len(selected) == 1 and chosen == f"{selected[0]} alone" else None
-
-
-def stack_marks(kept: Mapping[str, str]) -> dict[str, str]:
-    """A mark (a, b, …) for each stack of :func:`stack_kept`, by model."""
-    return {m: "abcdefghij"[i % 10] for i, m in enumerate(sorted(kept))}
 
 
 def stack_note(model: str, member: str) -> str:

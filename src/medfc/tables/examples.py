@@ -107,10 +107,8 @@ def best_row(scores: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> t
     by_row: dict[RunRow, list[float]] = {}
     for entry, s in scores:
         by_row.setdefault(_row_of(entry), []).append(float(s["veracity"]["macro_f1"]))
-    if not by_row:
-        return None
     means = [(row, sum(v) / len(v), len(v)) for row, v in by_row.items()]
-    return max(means, key=lambda m: m[1])  # max keeps the first of equal values
+    return max(means, key=lambda m: m[1], default=None)  # max keeps the first of equal values
 
 
 def _evidence(sentences: Sequence[str] | None, words: int) -> str:

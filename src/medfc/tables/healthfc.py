@@ -14,7 +14,7 @@ from medfc.scoring import classification, medsnip
 from medfc.common.jsontypes import JSONValue
 from medfc.common.papers import reported_title
 from medfc.tables.common import (SCALE_TITLES, SMOKE_NOTE, Entry, grouped, mean_sd, not_run_note, ours_only, pct, pm,
-                                 pooled, stack_kept, stack_marks, stack_note)
+                                 pooled, stack_kept, stack_note)
 
 Row = dict[str, object]  # one row of a table
 ExperimentRow = tuple[str, str, str, list[dict], dict]  # lang, model, system, the folds' scores, their aggregate
@@ -136,8 +136,7 @@ def table3(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
                 values = {c: v[k] for c, k in zip(T3_KEYS, T3_PAPER_KEYS)}
                 rows.append(_paper_row(papers, model, system=system, **values))
     agg = {(lang, model, system): a for lang, model, system, _, a in data}
-    kept = stack_kept(infos, scores, entries)
-    marks = stack_marks(kept)
+    kept, marks = stack_kept(infos, scores, entries)
     ours = []
     for system in ("pipeline", "joint"):
         for lang, model in sorted({(k[0], k[1]) for k in agg}):
@@ -213,8 +212,7 @@ def table5(scores: Sequence[str], entries: Sequence[Entry], papers: Mapping[str,
         v = hf["table5"].get(system)
         if v is not None:
             rows.append(_paper_row(papers, hf["table5_model"], experiment=system, P=v["p"], R=v["r"], F1=v["f1"]))
-    kept = stack_kept(infos, scores, entries)
-    marks = stack_marks(kept)
+    kept, marks = stack_kept(infos, scores, entries)
     ours = [[EXPERIMENT_TITLES.get(system, system), _model_cell(lang, model, marks),
              *(mean_sd(agg, f"veracity.{k}") for k in ("macro_precision", "macro_recall", "macro_f1"))]
             for lang, model, system, _, agg in ran]
