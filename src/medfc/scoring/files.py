@@ -35,12 +35,10 @@ def _unique(records: Iterable[Record], report: SkipReport, source: str) -> dict[
         rid = rec.get("id")
         if rid is None:
             report.skip(f"{source}:line{i + 1}", "missing_id")
-            continue
-        rid = str(rid)
-        if rid in out:
-            report.skip(rid, "duplicate_id", source)
-            continue
-        out[rid] = rec
+        elif str(rid) in out:
+            report.skip(str(rid), "duplicate_id", source)
+        else:
+            out[str(rid)] = rec
     report.count(f"records_{source}", len(out))
     return out
 

@@ -120,14 +120,12 @@ def legend_names(entries: Sequence[Mapping[str, object]], papers: Mapping[str, J
     rows = {str(k).casefold(): str(k) for k in papers["clinifact"]["table8"]}  # type: ignore[index,union-attr]
     names: dict[str, str] = {}
     for e in entries:
-        name = clinifact_name(e)
-        other = e.get("stands_for")
+        name, other = clinifact_name(e), e.get("stands_for")
+        names[name] = name
         if isinstance(other, Mapping):
             wanted = clinifact_name(other)
             paper_name = re.sub(r"^(.*) \((.*)\)$", r"\1, \2", rows.get(wanted.casefold(), wanted))  # "X (fine-tuned)" → "X, fine-tuned"
             names[name] = f"{name} (stands in for {paper_name})"
-        else:
-            names[name] = name
     return names
 
 

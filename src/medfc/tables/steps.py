@@ -1,9 +1,6 @@
-"""Workflow steps of the tables stage (rule ``table``, one job per table): each reads the ``scores`` or
-``predictions`` of the runs it compares (``options.entries``: one per input file), ``papers`` and ``infos`` and
-writes one table as CSV, Markdown and LaTeX (the paper's layout) on one stem; of the papers' example tables
-(workflow/rules/examples.smk): HealthFC Tables 1 and 4, CliniFact Tables 5 and 7 (:mod:`medfc.tables.examples`), each
-also as HTML; and of CliniFact Fig. 3 (workflow/rules/figures.smk), with its table of numbers.
-"""
+"""Workflow steps of the tables stage: the experiments' tables (rule ``table``, one job per table, from the ``scores``
+or ``predictions`` of its ``options.entries``, as CSV, Markdown and the paper's LaTeX on one stem), the papers' example
+tables (workflow/rules/examples.smk, also as HTML) and CliniFact Fig. 3 (workflow/rules/figures.smk)."""
 
 from __future__ import annotations
 
@@ -201,9 +198,8 @@ def healthfc_table4(inputs: StepFiles, outputs: StepFiles, options: WrongClaimsO
                          f"{len(predictions)} predictions")
     claims = {str(r["id"]): {lang: str(r.get(f"claim_{lang}") or "") for lang in ("en", "de")}
               for r in read_jsonl(inputs["dataset"])}
-    entries = list(options.entries)
-    art = examples.healthfc_errors([(e, read_json(p)) for e, p in zip(entries, scores)],
-                                   [(e, list(read_jsonl(p))) for e, p in zip(entries, predictions)],
+    art = examples.healthfc_errors([(e, read_json(p)) for e, p in zip(options.entries, scores)],
+                                   [(e, list(read_jsonl(p))) for e, p in zip(options.entries, predictions)],
                                    claims, options.shown, options.words, SCALE_NOTES[options.scale])
     return _write_example(art, outputs)
 
