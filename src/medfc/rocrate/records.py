@@ -131,7 +131,7 @@ def snakemake_log(run: Mapping[str, JSONValue]) -> Path | None:
     start = parse_time(run.get("started"))
     if start is None or not logs.is_dir():
         return None
-    best: tuple[dt.datetime, Path] | None = None
+    found: list[tuple[dt.datetime, Path]] = []
     for path in logs.iterdir():
         m = _LOG_NAME.match(path.name)
         if not m:
@@ -139,9 +139,8 @@ def snakemake_log(run: Mapping[str, JSONValue]) -> Path | None:
         began = dt.datetime.strptime(m.group(1), "%Y-%m-%dT%H%M%S.%f").astimezone()  # the machine's local time
         # a run id is made to the second: a log begun in that second counts as before it
         if began - dt.timedelta(seconds=1) <= start <= began + _LOG_WINDOW and modified(path) >= start - dt.timedelta(seconds=1):
-            if best is None or began > best[0]:
-                best = (began, path)
-    return best[1] if best else None
+            found.append((began, path))
+    return max(found, key=lambda bp: bp[0])[1] if found else None
 
 
 def log_outcome_of(text: str) -> str | None:

@@ -34,8 +34,7 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry]) -> pd.Dat
     rows = []
     for (ea, ra), (eb, rb) in itertools.combinations(recs, 2):
         ids = sorted(i for i in set(ra) & set(rb) if ra[i].get("pred_label") is not None and rb[i].get("pred_label") is not None)
-        la = [str(ra[i]["pred_label"]) for i in ids]
-        lb = [str(rb[i]["pred_label"]) for i in ids]
+        la, lb = ([str(r[i]["pred_label"]) for i in ids] for r in (ra, rb))
         mb = classification.mcnemar_bowker(la, lb, CLINIFACT_LABELS)
         gold = [str(ra[i]["label"]) for i in ids]
         rows.append({"system A": clinifact_name(ea), "system B": clinifact_name(eb), "pairs": len(ids),

@@ -66,8 +66,7 @@ def significance(predictions: Sequence[str], entries: Sequence[Entry], compariso
         for a, b in comparisons:
             if (lang, model, a) not in groups or (lang, model, b) not in groups:
                 continue
-            pa = pooled([f for _, f in groups[(lang, model, a)]])
-            pb = pooled([f for _, f in groups[(lang, model, b)]])
+            pa, pb = (pooled([f for _, f in groups[(lang, model, s)]]) for s in (a, b))
             ids = sorted(set(pa) & set(pb))
             mb = classification.mcnemar_bowker([str(pa[i]["pred_label"]) for i in ids], [str(pb[i]["pred_label"]) for i in ids], VERACITY_LABELS)
             kept, gold, pred_a = medsnip.healthfc_binary([pa[i] for i in ids])
