@@ -57,12 +57,8 @@ def bootstrap_intervals(gold: Sequence[str], pred: Sequence[str], labels: Sequen
         acc[start:start + b] = tp.sum(axis=1) / n
         mf1[start:start + b] = f1.mean(axis=1)
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
-
-    def interval(values: np.ndarray) -> dict[str, float]:
-        low, high = np.percentile(values, q)
-        return {"low": float(low), "high": float(high)}
-
-    return {**head, "accuracy": interval(acc), "macro_f1": interval(mf1)}
+    return {**head, **{name: dict(zip(("low", "high"), map(float, np.percentile(values, q))))
+                       for name, values in (("accuracy", acc), ("macro_f1", mf1))}}
 
 
 def bowker_symmetry(table: ArrayLike, shift_zeros: bool = True) -> dict[str, float | int]:

@@ -74,11 +74,9 @@ def fever_strict(records: Sequence[Mapping[str, object]]) -> dict[str, float | i
     for r in records:
         right = r.get("label") == r.get("pred_label")
         gold = set(int(i) for i in r.get("evidence_ids") or [])
-        if r.get("label") == NOT_ENOUGH_INFO or not gold:
-            n_label_only += 1
-            hits.append(right)
-        else:
-            hits.append(right and gold <= set(int(i) for i in r.get("pred_evidence_ids") or []))
+        label_only = r.get("label") == NOT_ENOUGH_INFO or not gold
+        n_label_only += label_only
+        hits.append(right if label_only else right and gold <= set(int(i) for i in r.get("pred_evidence_ids") or []))
     return {"strict": float(np.mean(hits)) if hits else 0.0, "n": len(hits), "n_label_only": n_label_only}
 
 
