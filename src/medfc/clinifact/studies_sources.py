@@ -30,11 +30,12 @@ class StudiesSource:
 def _bulk_zip(inputs: StepFiles, outputs: StepFiles, options: StudiesOptions, report: SkipReport) -> int:
     """The bulk zip (input ``zip``, else ``bulk_url`` downloaded once), filtered while it is read."""
     from medfc.clinifact import ctgov
-    from medfc.common.http import HttpClient
     from medfc.common.sources import download_once
 
     zip_path = inputs.get("zip")
     if not zip_path:
+        from medfc.common.http import HttpClient  # requests loaded only for a download
+
         http = HttpClient(rate=options.requests_per_minute / 60.0, user_agent=options.user_agent)
         zip_path, _ = download_once(options.bulk_url, Path(options.cache_dir) / "ctgov_bulk.zip", http, progress=options.progress)  # kept only when whole
     return ctgov.read_bulk_zip(zip_path, outputs["studies"], report=report, apply_filter=options.apply_filter, limit=options.limit,

@@ -149,7 +149,7 @@ def test_a_system_registered_in_a_test_is_planned_named_and_checked(monkeypatch,
     score = tmp_path / "scores.json"
     score.write_text('{"n": 2, "accuracy": 0.5, "macro_precision": 0.5, "macro_recall": 0.5, "macro_f1": 0.5}', encoding="utf-8")
     papers = {"clinifact": {"cite": "P", "table8": {"X (few-shot)": {"accuracy": 1, "macro_f1": 2}, "Y (zero-shot)": {"accuracy": 3, "macro_f1": 4}}}}
-    t8 = table8([str(score)], [{"model": "remote-llm", "system": "few_shot"}], papers, "demo")
+    t8, _ = table8([str(score)], [{"model": "remote-llm", "system": "few_shot"}], papers, "cpu")
     assert list(t8["model"]) == ["remote-llm (few-shot)", "X (few-shot)"] and list(t8["system"]) == ["few_shot", "few_shot"]
 
 

@@ -93,7 +93,7 @@ def test_a_source_registered_in_a_test_is_searched_by_the_retrieve_step(tmp_path
     with pytest.raises(OptionsError, match=r"healthfc.retrieval.dict.*corpus"):
         call_step(retrieve, {"dataset": str(ds)}, {"evidence": str(tmp_path / "x.jsonl"), "report": str(tmp_path / "x.json")},
                   {**options, "source_options": {"api_key_env": "", "file": ""}})
-    with pytest.raises(OptionsError, match=r"'nope' is not one of \['web', 'pubmed', 'wikipedia', 'dict'\]"):
+    with pytest.raises(ValueError, match=r"unknown evidence source 'nope' \(web \| pubmed \| wikipedia \| dict\)"):
         call_step(retrieve, {"dataset": str(ds)}, {}, {**options, "source": "nope"})
 
 
