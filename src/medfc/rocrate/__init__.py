@@ -294,7 +294,8 @@ def build_crate(results_dir: str | os.PathLike, workflow_dir: str | os.PathLike 
             entity["exampleOfWork"] = param
         if crate_path in workflow_files:
             workflow.append_to("hasPart", entity, compact=True)
-    crate.add(File(crate, None, README, properties={  # written by this module (Crate.readme); ro-crate-py lists it in the root's parts
+    # written by this module (Crate.readme); ro-crate-py lists it in the root's parts
+    crate.add(File(crate, None, README, properties={
         "name": README, "encodingFormat": "text/markdown", "contentSize": str(len(readme.encode("utf-8"))),
         "description": DESCRIPTIONS[README], "about": {"@id": "./"}}))
 

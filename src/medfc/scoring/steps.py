@@ -131,5 +131,6 @@ def pairs(inputs: StepFiles, outputs: StepFiles, options: PairsScoreOptions) -> 
     return _write({"kind": options.dataset, "system": options.system, "split": "test", "n": len(recs),
                    "n_no_prediction": sum(r.get("pred_label") is None for r in recs),
                    **classification.classification_scores(gold, pred, classes),
-                   "ci": classification.bootstrap_intervals(gold, pred, classes, n_resamples=options.n_resamples, seed=options.seed)},
+                   "ci": classification.bootstrap_intervals(gold, pred, classes, n_resamples=options.n_resamples,
+                                                            seed=options.seed)},
                   report, outputs)

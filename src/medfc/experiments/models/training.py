@@ -338,7 +338,8 @@ def predict(model: torch.nn.Module, features: Sequence[_F], *, collate: Callable
     lens = list(lengths) if lengths is not None else [feature_length(f) for f in features]
     out: list[_R | None] = [None] * len(features)
     with torch.inference_mode():
-        for idx in tqdm(length_grouped_batches(lens, batch_size, shuffle=False), desc=desc, disable=None if progress else True, file=sys.stderr, leave=False):
+        for idx in tqdm(length_grouped_batches(lens, batch_size, shuffle=False), desc=desc,
+                        disable=None if progress else True, file=sys.stderr, leave=False):
             batch = move_to(collate([features[j] for j in idx]), dev)
             with torch.autocast(device_type=dev.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
                 results = forward_fn(model, batch)
