@@ -15,7 +15,7 @@ from tests.helpers.config import call_step, section
 from tests.helpers.experiment_data import healthfc_data, healthfc_options, healthfc_recs  # noqa: F401
 
 # the test-only system: one classifier on the article's explanation alone (no claim)
-EXPLANATION_ONLY = System("explanation_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.explanation, None),
+EXPLANATION_ONLY = System("explanation_only", SingleOptions, reads=lambda c, o, ev: (c.explanation, None),
                           shows=lambda c, o, ev: [])
 
 

@@ -93,7 +93,7 @@ def healthfc_inner_cv(dataset: str | os.PathLike, folds: str | os.PathLike, opti
         fold = healthfc.Fold(fit_c, val_c, held, snippets, run.fold, run.lang)
         log.info("HealthFC %s fold %d, inner part %d/%d: %d train, %d validation, %d predicted", spec.name, run.fold, k + 1,
                  options.inner.inner_folds, len(fit_c), len(val_c), len(held))
-        recs, _ = healthfc.TRAINERS[spec.trainer](spec, fold, run, model, None, threads, SkipReport(f"inner-{k}"))
+        recs, _ = healthfc.TRAINERS[spec.options](spec, fold, run, model, None, threads, SkipReport(f"inner-{k}"))
         return recs, len(fit_c), len(val_c)
 
     records, info = _out_of_fold(options, spec.labels, fit_part)

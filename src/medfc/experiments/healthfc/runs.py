@@ -1,5 +1,5 @@
 """HealthFC baselines (Vladika et al., 2024, Tables 3 and 5) and the cross-validation driver :func:`run_fold`: each
-system of :data:`medfc.experiments.healthfc.systems.REGISTRY` trained by the trainer it names (:data:`TRAINERS`).
+system of :data:`medfc.experiments.healthfc.systems.REGISTRY` trained by its options class's trainer (:data:`TRAINERS`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ import numpy as np
 
 from medfc.common.io import read_jsonl
 from medfc.common.labels import EVIDENCE_LABELS, VERACITY_LABELS
+from medfc.common.options import Options
 from medfc.common.report import SkipReport
 from medfc.experiments.final.kept import JOINT_KIND, keep_fitted, keep_pipeline
 from medfc.experiments.models.kinds import FittedModel, Model, build_model
 from medfc.experiments.pairs import fit_predict, record_scores, write_predictions
 from medfc.experiments.records import CardFields, Claim, Example, HealthFCPrediction, RunInfo
-from medfc.experiments.healthfc.systems import HealthFCFoldOptions, PipelineOptions, System, input_fields, system
+from medfc.experiments.healthfc.systems import (HealthFCFoldOptions, JointOptions, LevelOptions, PipelineOptions,
+                                                RetrievedOptions, SingleOptions, System, input_fields, system)
 from medfc.healthfc.evidence_file import evidence_by_claim
 
 log = logging.getLogger(__name__)
@@ -251,8 +253,9 @@ def run_joint(spec: System, fold: Fold, options: HealthFCFoldOptions, model: Mod
 
 # (spec, fold, options, model, checkpoint dir, threads, report) → the records and the info of the run
 Trainer = Callable[[System, Fold, HealthFCFoldOptions, Model, Path | None, int | None, SkipReport], tuple[list[HealthFCPrediction], RunInfo]]
-# System.trainer → how it trains
-TRAINERS: dict[str, Trainer] = {"one_classifier": run_single, "select_then_classify": run_pipeline, "joint_encoder": run_joint}
+# a system's options class → how it trains
+TRAINERS: dict[type[Options], Trainer] = {SingleOptions: run_single, LevelOptions: run_single, RetrievedOptions: run_single,
+                                          PipelineOptions: run_pipeline, JointOptions: run_joint}
 
 
 def source_snippets(spec: System, evidence: str | os.PathLike | None) -> dict[str, list[str]]:
@@ -285,7 +288,7 @@ def run_fold(dataset: str | os.PathLike, folds: str | os.PathLike | None, option
     log.info("HealthFC %s %s (%s): %d train, %d validation, %d test claims", spec.name,
              "final" if folds is None else f"fold {options.fold}", options.lang, len(train_c), len(val_c), len(test_c))
     fold = Fold(train_c, val_c, test_c, snippets, options.fold, options.lang)
-    records, info = TRAINERS[spec.trainer](spec, fold, options, model, ckpt, threads, report)
+    records, info = TRAINERS[spec.options](spec, fold, options, model, ckpt, threads, report)
     info.update({"system": spec.name, "fold": options.fold, "lang": options.lang, "n_train": len(train_c), "n_validation": len(val_c),
                  "n_test": len(test_c), "n_predictions": len(records), "config": model.config.as_dict(),
                  "options": options.system_options.as_dict(), "scores": record_scores(records, spec.labels),

@@ -102,15 +102,15 @@ def _retrieved_shows(c: Claim, o: RetrievedOptions, ev: Sequence[str]) -> list[s
 
 @dataclass(frozen=True)
 class System:
-    """One HealthFC system: its ``trainer`` (:data:`medfc.experiments.healthfc.runs.TRAINERS`); ``reads(claim,
-    options, evidence)``, the text pair a claim becomes (``evidence``: the snippets of ``source``, the pipeline's
-    sentences, or nothing); ``shows``, the evidence its records show (None: the selected sentences); ``gold``;
-    ``eligible``, the claims it predicts (None: all; the others counted as ``<not_eligible>_<split>``);
-    ``model_kinds`` (None: any); ``paper_row``: the row of ``healthfc.table3`` and key giving its veracity F1."""
+    """One HealthFC system: its ``options`` class, which picks its trainer
+    (:data:`medfc.experiments.healthfc.runs.TRAINERS`); ``reads(claim, options, evidence)``, the text pair a claim
+    becomes (``evidence``: the snippets of ``source``, the pipeline's sentences, or nothing); ``shows``, the
+    evidence its records show (None: the selected sentences); ``gold``; ``eligible``, the claims it predicts (None:
+    all; the others counted as ``<not_eligible>_<split>``); ``model_kinds`` (None: any); ``paper_row``: the row of
+    ``healthfc.table3`` and key giving its veracity F1."""
 
     name: str
     options: type[Options]
-    trainer: Literal["one_classifier", "select_then_classify", "joint_encoder"]
     labels: tuple[str, ...] = tuple(VERACITY_LABELS)
     reads: Reads | None = None
     shows: Shows | None = None
@@ -131,23 +131,23 @@ class System:
 
 
 _ARTICLE = (
-    System("pipeline", PipelineOptions, "select_then_classify", reads=lambda c, o, ev: (c.claim, join_sentences(ev))),
-    System("joint", JointOptions, "joint_encoder", model_kinds=("encoder",)),
-    System("oracle", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
+    System("pipeline", PipelineOptions, reads=lambda c, o, ev: (c.claim, join_sentences(ev))),
+    System("joint", JointOptions, model_kinds=("encoder",)),
+    System("oracle", SingleOptions, reads=lambda c, o, ev: (c.claim, join_sentences(c.gold_evidence)),
            shows=lambda c, o, ev: c.gold_evidence, paper_row=("pipeline", "oracle_f1")),
-    System("claims_only", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, None),
+    System("claims_only", SingleOptions, reads=lambda c, o, ev: (c.claim, None),
            shows=lambda c, o, ev: []),
-    System("gold_explanations", SingleOptions, "one_classifier", reads=lambda c, o, ev: (c.claim, c.explanation),
+    System("gold_explanations", SingleOptions, reads=lambda c, o, ev: (c.claim, c.explanation),
            shows=lambda c, o, ev: []),
-    System("level_of_evidence", LevelOptions, "one_classifier", labels=tuple(LOE_LABELS), reads=_loe_reads,
+    System("level_of_evidence", LevelOptions, labels=tuple(LOE_LABELS), reads=_loe_reads,
            shows=lambda c, o, ev: c.gold_evidence if o.loe_input == "claim+evidence" else [],
            gold=lambda c: c.evidence_level, eligible=loe_eligible, not_eligible="loe_not_applicable"),
 )
 # evidence retrieved for the claim from a source instead of the article: three classes (Table 5, "Google
 # snippets" = retrieved_web) and supported vs refuted on the supported / refuted claims (the open-domain comparison)
-_RETRIEVED = tuple(System(f"retrieved_{s}", RetrievedOptions, "one_classifier", reads=_retrieved_reads, shows=_retrieved_shows, source=s)
+_RETRIEVED = tuple(System(f"retrieved_{s}", RetrievedOptions, reads=_retrieved_reads, shows=_retrieved_shows, source=s)
                    for s in EVIDENCE_SOURCES)
-_OPEN_DOMAIN = tuple(System(f"open_domain_{s}", RetrievedOptions, "one_classifier", labels=tuple(BINARY_VERACITY_LABELS), reads=_retrieved_reads,
+_OPEN_DOMAIN = tuple(System(f"open_domain_{s}", RetrievedOptions, labels=tuple(BINARY_VERACITY_LABELS), reads=_retrieved_reads,
                             shows=_retrieved_shows, eligible=binary_eligible, not_eligible="nei_not_in_binary", source=s)
                      for s in EVIDENCE_SOURCES)
 
