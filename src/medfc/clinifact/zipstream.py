@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from medfc.common.sources import zip_problem
+from medfc.common.sources import central_directory
 
 LOCAL_SIG = b"PK\x03\x04"
 CENTRAL_SIG = b"PK\x01\x02"
@@ -28,9 +28,6 @@ MASK32 = 0xFFFFFFFF
 
 _LOCAL = struct.Struct("<4s5H3I2H")  # signature .. extra length: 30 bytes
 _CENTRAL = struct.Struct("<4s6H3I5H2I")  # signature .. local header offset: 46 bytes
-_END = struct.Struct("<4s4H2IH")  # signature, disks, entries here / in all, size, offset, comment length: 22 bytes
-_ZIP64_LOCATOR = struct.Struct("<4sIQI")  # signature, disk, offset of the zip64 end record, disks
-_ZIP64_END = struct.Struct("<4sQ2H2I4Q")  # signature, record size, versions, disks, entries here / in all, size, offset
 CHUNK_SIZE = 1 << 16
 #: The most bytes one call to the decompressor returns (64 KiB of deflate data can inflate to 64 MiB).
 MAX_INFLATE = 1 << 20
@@ -74,21 +71,6 @@ def _zip64(extra: bytes, values: list[int]) -> list[int]:
     return values
 
 
-def _directory(fh: BinaryIO, size: int) -> tuple[int, int]:
-    """(offset, size) of the central directory, from the end records (the zip64 ones where they say so): a file that
-    :func:`~medfc.common.sources.zip_problem` found whole."""
-    tail_len = min(size, _END.size + 0xFFFF)
-    fh.seek(size - tail_len)
-    tail = fh.read()
-    at = tail.rfind(END_SIG, 0, len(tail) - _END.size + len(END_SIG))
-    _, _, _, _, entries, cd_size, cd_offset, _ = _END.unpack_from(tail, at)
-    if MASK32 in (cd_size, cd_offset) or entries == 0xFFFF:
-        fh.seek(size - tail_len + at - _ZIP64_LOCATOR.size)
-        fh.seek(_ZIP64_LOCATOR.unpack(fh.read(_ZIP64_LOCATOR.size))[2])
-        cd_size, cd_offset = _ZIP64_END.unpack(fh.read(_ZIP64_END.size))[8:]
-    return cd_offset, cd_size
-
-
 def iter_members(path: str | os.PathLike, select: Callable[[str], bool] | None = None,
                  max_size: int | None = None) -> Iterator[ZipMember]:
     """Yield every file of the zip at ``path`` in its central directory's order (folders left out); ``select(name)``
@@ -98,9 +80,10 @@ def iter_members(path: str | os.PathLike, select: Callable[[str], bool] | None =
         head = fh.read(4)
         if head not in (LOCAL_SIG, END_SIG):
             raise BadZip(f"{os.fspath(path)}: not a zip (it starts with {head!r}, not a zip's first record)")
-        if problem := zip_problem(path):
-            raise TruncatedZip(path, problem)
-        start, size = _directory(fh, os.fstat(fh.fileno()).st_size)
+        found = central_directory(path)
+        if isinstance(found, str):
+            raise TruncatedZip(path, found)
+        start, size = found
         directory.seek(start)
         while (pos := directory.tell()) < start + size:
             raw = directory.read(_CENTRAL.size)

@@ -61,8 +61,14 @@ _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")  # sig, record size, versions, disks, 
 
 
 def zip_problem(path: str | os.PathLike) -> str | None:
-    """None when the zip at ``path`` ends with its whole central directory (zip64 included), else what is missing.
-    Reads only the file's end (a few KiB even for a 10 GB download)."""
+    """None when the zip at ``path`` ends with its whole central directory (zip64 included), else what is missing."""
+    found = central_directory(path)
+    return found if isinstance(found, str) else None
+
+
+def central_directory(path: str | os.PathLike) -> tuple[int, int] | str:
+    """(offset, size) of the zip's central directory at ``path``, from its end records (the zip64 ones where they say
+    so), else what is missing; reads only the file's end (a few KiB even for a 10 GB download)."""
     path = Path(path)
     size = path.stat().st_size
     if size < _EOCD.size:
@@ -99,7 +105,7 @@ def zip_problem(path: str | os.PathLike) -> str | None:
             fh.seek(cd_offset)
             if fh.read(4) != b"PK\x01\x02":
                 return f"no central directory at byte {cd_offset}, where its end record says it starts"
-    return None
+    return cd_offset, cd_size
 
 
 def _zip_check(path: Path) -> str | None:
