@@ -101,7 +101,9 @@ def test_snakedeploy_deploys_the_demo_into_an_empty_folder(source, tmp_path):
     text = snakefile.read_text()
     assert re.search(r"^module medfc:$", text, re.M) and "use rule * from medfc" in text
     assert text.count('"workflow/Snakefile"') == 1  # snakedeploy's declaration of a local source (see above)
-    snakefile.write_text(text.replace('"workflow/Snakefile"', f'"{source.path("workflow/Snakefile")}"'))
+    # the user's own rule beside the module's: not the plan's, never asked for by rule all
+    own_rule = '\n\nrule my_notes:\n    output:\n        "notes.txt",\n    shell:\n        "touch {output}"\n'
+    snakefile.write_text(text.replace('"workflow/Snakefile"', f'"{source.path("workflow/Snakefile")}"') + own_rule)
 
     proc = subprocess.run([sys.executable, "-c", WITHOUT_MEDFC, *JOB_BLOCKS, "-n", "--cores", "2"], cwd=dest, capture_output=True,
                           text=True, timeout=600, env=_env())

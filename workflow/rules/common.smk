@@ -118,9 +118,10 @@ def _planned_outputs(name):
 
 
 def planned(*chosen):
-    """The output files of every planned job of the chosen rules, or of all rules when none is chosen (each one's
-    outputs filled with its jobs' wildcards from the plan), in the rules' order."""
-    names = [r.rule.name for r in chosen] or [r.name for r in workflow.rules]
+    """The output files of every planned job of the chosen rules, or of all the plan's rules when none is chosen (each
+    one's outputs filled with its jobs' wildcards from the plan), in the rules' order; a host Snakefile's own rules
+    (the workflow as a module) are not the plan's."""
+    names = [r.rule.name for r in chosen] or [r.name for r in workflow.rules if r.name in PLANNED_WILDCARDS]
     if missing := sorted(set(PLANNED_WILDCARDS) - {r.name for r in workflow.rules}):
         # renamed where the workflow is a module imported with a prefix (docs/deployment.md)
         stop(f"the plan's rules {', '.join(missing[:3])}, ... are not this workflow's rules")
