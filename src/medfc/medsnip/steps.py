@@ -125,6 +125,8 @@ def score(inputs: StepFiles, outputs: StepFiles, options: ScoreOptions) -> dict[
     """The scores of every verifier and mode (:func:`medfc.medsnip.evaluate.evaluate`)."""
     report = SkipReport("medsnip-score")
     answers = _answers(inputs)
+    if inputs.get("verdicts") is None:
+        raise KeyError("verdicts: the score step's required input (no verdicts, no scores)")
     groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
     decompositions = [read_json(path) for path in input_paths(inputs, "decompositions")]
     verifications = [read_json(path) for path in input_paths(inputs, "verifications")]
@@ -180,6 +182,8 @@ def structure(inputs: StepFiles, outputs: StepFiles, options: StructureOptions) 
 def tau(inputs: StepFiles, outputs: StepFiles, options: TauOptions) -> list[dict[str, object]]:
     """MedSNIP Table 6 of one dataset: each arm's coverage and FF1 at each τ of ``options.taus``, from its verdicts."""
     answers = _answers(inputs)
+    if inputs.get("verdicts") is None:
+        raise KeyError("verdicts: the score step's required input (no verdicts, no scores)")
     groups = group_verdicts(r for path in input_paths(inputs, "verdicts") for r in read_jsonl(path))
     sweep = tau_sweep(answers, groups, options.score, options.taus)
     rows, caption, latex = tau_table(sweep, options.title, options.score.tau, options.score.level)

@@ -148,10 +148,10 @@ class Verifier:
     def _single(self, units: Sequence[UnitFields], answers: Mapping[str, Answer]) -> list[Verdict]:
         prompt = self.prompts[self.kind.prompt]
         items = []
-        for u in units:  # a prompt without the context's fields leaves them out, and so does the key
+        for u in units:  # a claim-only prompt gets the unit alone (a custom one naming the context fails), as its key
             q, a = _context(answers.get(u["answer_id"]))
-            key = (u["text"], q, a) if self.kind.full_context else (u["text"],)
-            items.append((key, prompt.render(unit=u["text"], question=q, answer=a)))
+            fields = {"unit": u["text"], "question": q, "answer": a} if self.kind.full_context else {"unit": u["text"]}
+            items.append((tuple(fields.values()), prompt.render(**fields)))
         res = cached_ask(self.client, self.cache, self.identity, f"verify:{self.opts.verifier}", [prompt], items,
                          gen_params(self.opts.llm, False), key_env=self.key_envs)
         out = []

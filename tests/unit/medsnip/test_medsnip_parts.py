@@ -483,6 +483,9 @@ def test_score_step_cluster_bootstrap_option(tmp_path):
     inputs = {"answers": tmp_path / "answers.jsonl", "verdicts": [tmp_path / "atoms.jsonl", tmp_path / "snips.jsonl"]}
     arm = lambda recs, key: ([r["labels"][key] for r in recs], [r["verdict"] for r in recs], [r["answer_id"] for r in recs])  # noqa: E731
     opts = score_opts("unit", "human_atoms", n_resamples=700)
+    with pytest.raises(KeyError, match="no verdicts, no scores"):  # a miswired rule writes no empty scores
+        call_step(steps.score, {"answers": tmp_path / "answers.jsonl"}, {"scores": tmp_path / "none.json"}, opts)
+    assert not (tmp_path / "none.json").exists()
     default = call_step(steps.score, inputs, {"scores": tmp_path / "d.json"}, opts)
     cmp = default["arms"]["v/human_snippets"]["vs_baseline"]
     assert default["options"]["cluster_bootstrap"] == "union" and cmp["clusters"] == "union" and cmp["n_clusters"] == 5

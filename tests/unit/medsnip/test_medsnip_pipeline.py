@@ -22,6 +22,7 @@ from tests.unit.medsnip.conftest import DEMO_BENCH
 from medfc.common.io import read_json, read_jsonl
 from medfc.common.options import OptionsError
 from medfc.medsnip import analysis, steps
+from medfc.llm.prompts import PromptError
 from medfc.medsnip.options import DecomposeOptions, VerifyOptions
 
 MODES = ("atoms", "group", "direct", "human_atoms", "human_snippets")
@@ -191,6 +192,10 @@ def test_prompt_edit_reruns_only_what_reads_it(tmp_path, fake_llm, passages):
     assert all(i["calls"]["total"]["calls"] == 0 for i in dec.values())
     assert rag["calls"]["total"]["calls"] == 0 and rag["cache"] == {"hits": 11}
     assert ver["atoms"]["cache"] == {"misses": 11} and ver["direct"]["cache"] == {"hits": 11}
+    # a claim-only prompt that names the answer's context would be keyed on the text alone: it is refused
+    p.write_text(p.read_text().replace("{{unit}}", "{{unit}} ({{question}})", 1), encoding="utf-8")
+    with pytest.raises(PromptError, match="no value for field 'question'"):
+        _pipeline(tmp_path, fake_llm.base_url, passages, str(prompts))
 
 
 def test_options_name_the_missing_or_unknown_key(tmp_path):
