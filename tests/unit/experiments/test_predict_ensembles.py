@@ -148,6 +148,10 @@ def test_keep_ensemble_refuses_members_that_disagree_or_are_missing(tmp_path):
         keep_ensemble(tmp_path / "c", members=["x", "y"], method="stack", stacked=SEL.Fitted("stack", ["x", "w"]))
     with pytest.raises(ValueError, match="1 weights"):
         keep_ensemble(tmp_path / "c", members=["x", "y"], method="average", weights=[1.0])
+    with pytest.raises(ValueError, match="unknown ensemble method 'stacked'; the methods are average, stack"):
+        keep_ensemble(tmp_path / "c", members=["x", "y"], method="stacked", stacked=SEL.Fitted("stack", ["x"]))
+    with pytest.raises(ValueError, match="an averaged ensemble has no stack"):
+        keep_ensemble(tmp_path / "c", members=["x", "y"], method="average", weights=[1.0, 1.0], stacked=SEL.Fitted("stack", ["x"]))
     assert not (tmp_path / "c" / CARD).exists()
     keep_ensemble(tmp_path / "c", members=["x", "y"], method="average", weights=[1.0, 2.0])
     assert read_card(tmp_path / "c")["weights"] == [1.0, 2.0]

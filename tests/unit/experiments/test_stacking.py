@@ -138,6 +138,10 @@ def test_a_noise_member_is_never_chosen_over_a_good_one_whose_probabilities_pass
     assert set(info["inner_cv"]["estimates"]) == {"best member", "stack", "average"} and set(info["inner_cv"]["margins"]) == {"stack", "average"}
     assert info["inner_cv"]["level"] == pytest.approx(0.05 / 2) and all(m <= 0 for m in info["inner_cv"]["margins"].values())
     assert _unchanged(records, files["test"][0]) and len(records) == 400 and report.counts["records"] == 400
+    with pytest.raises(ValueError, match="1 prediction files and 2 inner-CV files for 2 members"):  # one file per member
+        SEL.stack_predictions(files["test"][:1], files["inner"], ["good", "noise"], stacking(), report)
+    with pytest.raises(ValueError, match="1 members' prediction files for 2 members"):
+        SEL.fit_stack([files["inner"][:1]], ["good", "noise"], stacking(), report)
 
 
 def test_a_member_that_only_reweights_the_good_ones_classes_is_never_chosen(tmp_path):

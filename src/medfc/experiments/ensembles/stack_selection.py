@@ -219,6 +219,8 @@ def stack_predictions(test_files: Sequence[str | os.PathLike], inner_files: Sequ
                       options: StackingOptions, report: SkipReport) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The stacked ensemble of ``members``: their test predictions combined as chosen on their out-of-fold
     ``inner_files``; an item some member lacks is left out and counted. Returns the records and the info's entries."""
+    if len(test_files) != len(members) or len(inner_files) != len(members):
+        raise ValueError(f"{len(test_files)} prediction files and {len(inner_files)} inner-CV files for {len(members)} members")
     test = runs_by_id(test_files)
     choice, labels, n_inner = _fit(runs_by_id(inner_files), test, members, options, report)
     out = []
@@ -263,6 +265,8 @@ def _fit(inner: Sequence[Mapping[str, Mapping[str, Any]]], test: Sequence[Mappin
 def fit_stack(out_of_fold: Sequence[Sequence[str | os.PathLike]], members: Sequence[str], options: StackingOptions,
               report: SkipReport) -> StackChoice:
     """The stack of ``members`` chosen on ``out_of_fold`` (per member, its files), as the ensemble step does."""
+    if len(out_of_fold) != len(members):
+        raise ValueError(f"{len(out_of_fold)} members' prediction files for {len(members)} members")
     runs = [{rid: rec for run in runs_by_id(files) for rid, rec in run.items()} for files in out_of_fold]
     return _fit(runs, runs, members, options, report)[0]
 

@@ -117,6 +117,8 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     members = [str(m) for m in members]
     if not members or len(set(members)) != len(members):
         raise ValueError(f"{directory}: an ensemble needs distinct members, got {members}")
+    if method not in ("average", "stack"):  # EnsembleOptions.method
+        raise ValueError(f"{directory}: unknown ensemble method {method!r}; the methods are average, stack")
     found = {alias: _member_dir(directory, alias) for alias in members}
     cards = {alias: read_card(path) for alias, path in found.items()}
     dataset = _agreed(cards, "dataset", directory)
@@ -131,6 +133,8 @@ def keep_ensemble(directory: str | os.PathLike, *, members: Sequence[str], metho
     if any("lang" in c for c in cards.values()):
         fields["lang"] = _agreed(cards, "lang", directory)
     if method == "average":
+        if stacked is not None:
+            raise ValueError(f"{directory}: an averaged ensemble has no stack")
         weights = [float(w) for w in weights]
         if len(weights) != len(members) or sum(weights) <= 0:
             raise ValueError(f"{directory}: {len(weights)} weights (summing to {sum(weights)}) for {len(members)} members")
