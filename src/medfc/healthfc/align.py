@@ -17,6 +17,7 @@ from medfc.healthfc.records import ClaimRecord
 from medfc.healthfc.release import ReleaseRow
 from medfc.healthfc.sentences import normalize_text
 
+
 def normalize_url(url: str) -> str:
     """``https://www.Host.at/a/b/?x#y`` and ``http://host.at/a/b`` → ``host.at/a/b`` (percent-encoding decoded, NFC)."""
     parsed = urlparse((url or "").strip())

@@ -71,6 +71,12 @@ def test_a_missing_mirror_dir_stops_the_run_even_with_an_old_crawl(mirror, tmp_p
     assert f"healthfc.crawl.mirror_dir {where!r}" in out
 
 
+def test_a_mirror_dir_and_a_mirror_url_together_stop_the_run():
+    out = mistake("config/test.yaml", healthfc={"crawl": {"mirror_dir": "resources/demo/site",
+                                                          "mirror_url": "http://127.0.0.1:9"}})
+    assert "healthfc.crawl.mirror_dir and healthfc.crawl.mirror_url are both set; set one" in out
+
+
 # --------------------------------------------------------------- stages, ensembles, dataset modes, MedSNIP
 
 def test_bad_config_stops_at_once_naming_the_key():
