@@ -71,6 +71,7 @@ FILES: tuple[tuple[str, str], ...] = (
     (RELEASES_FILE, "each release a job read: its source, the commit it names and every file's SHA-256 (pinned or recorded)"),
 )
 
+DEFAULT_CONFIG = "config/config.yaml"  # the workflow's own config, read by every run (workflow/Snakefile's configfile:)
 ERROR_BROWSER = "errors.html"  # the run's error browser (rule error_browser), linked at the top of the index
 
 # the papers' tables shown in full in the index (when the run made them), in this order, then MedSNIP's
@@ -198,7 +199,7 @@ def index_markdown(results: Path, provenance: Path, files: Sequence[str], this_r
         command = [str(a) for a in record.get("command") or []]
         experiments = made.get(run_id, 0)
         rows.append([run_id, record.get("started", ""), record.get("host", ""), "`" + " ".join(command) + "`",
-                     ", ".join(f"`{c}`" for c in ["config/config.yaml", *configfile_args(command)]), str(experiments)])
+                     ", ".join(f"`{c}`" for c in [DEFAULT_CONFIG, *configfile_args(command)]), str(experiments)])
     if rows:
         out += markdown_table(["run", "started (UTC)", "host", "command", "config files", "experiments made"], rows)
     else:

@@ -72,14 +72,15 @@ def scrub(text: object, key_env: str | Sequence[str] = "", pattern: bool = True)
     return redact(text) if pattern else redact_values(text)
 
 
+def _usage_ok(rec: dict) -> None:
+    usage = rec["usage"]
+    if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
+        raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
+
+
 def _entry(schema: Mapping[str, JSONValue] | None,
            check: Callable[[JSONValue], str | None] | None) -> Callable[[JSONValue], CallResult]:
     """The parser of a cached answer (plain without a ``schema``): one not of its kind's shape raises."""
-    def usage_ok(rec: dict) -> None:
-        usage = rec["usage"]
-        if not isinstance(usage, Mapping) or not all(isinstance(usage.get(k), int) for k in USAGE_KEYS):
-            raise ValueError(f"usage {usage!r} is not {{{', '.join(USAGE_KEYS)}}}")
-
     def parse(rec: JSONValue) -> CallResult:
         if not isinstance(rec, dict):
             raise TypeError(f"a {type(rec).__name__}, not an object")
@@ -88,13 +89,13 @@ def _entry(schema: Mapping[str, JSONValue] | None,
                 raise TypeError("text is not a string")
             if rec.get("error") is not None or rec.get("failed"):
                 raise ValueError("a failed call stored as an answer")
-            usage_ok(rec)
+            _usage_ok(rec)
             return rec
         if not isinstance(rec["ok"], bool) or not isinstance(rec["raw"], str) or not isinstance(rec["repaired"], bool):
             raise TypeError("ok, raw or repaired of the wrong type")
         if rec.get("failed"):
             raise ValueError("a failed call stored as an answer")
-        usage_ok(rec)
+        _usage_ok(rec)
         if rec["ok"]:
             try:
                 jsonschema.validate(rec["value"], schema)

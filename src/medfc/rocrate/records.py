@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from medfc.common.io import numbered_json_lines
 from medfc.common.jsontypes import JSONObject, JSONValue
 from medfc.common.report import SkipReport
-from medfc.common.run_index import configfile_args
+from medfc.common.run_index import DEFAULT_CONFIG, configfile_args
 
 if TYPE_CHECKING:
     from rocrate.model.entity import Entity as CrateEntity
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 COMPLETED = "http://schema.org/CompletedActionStatus"
 FAILED = "http://schema.org/FailedActionStatus"
-DEFAULT_CONFIG = "config/config.yaml"  # the workflow's own config, read by every run (workflow/Snakefile's configfile:)
 
 
 @dataclass(frozen=True)
